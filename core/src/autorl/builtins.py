@@ -1,0 +1,42 @@
+"""Components that ship with the core, registered through the same entry-point path as any plugin
+(entry point ``autorl``), so ``AUTORL_BLOCK_PLUGINS=autorl`` can block them too."""
+
+from __future__ import annotations
+
+from autorl import hookimpl
+from autorl.specs import ExecutorSpec, ModelSpec, SandboxSpec
+
+
+@hookimpl
+def autorl_register_sandboxes() -> list[SandboxSpec]:
+    return [
+        SandboxSpec(
+            name="local",
+            factory="autorl.sandbox.local:LocalSandbox",
+            description="Own session and process group, cwd = workspace, HOME in the run dir, "
+            "environment cleaned of host secrets; every descendant killed at the deadline.",
+        )
+    ]
+
+
+@hookimpl
+def autorl_register_executors() -> list[ExecutorSpec]:
+    return [
+        ExecutorSpec(
+            name="local",
+            factory="autorl.executors:SerialExecutor",
+            description="Runs a matrix of runs one after another in this process.",
+        )
+    ]
+
+
+@hookimpl
+def autorl_register_models() -> list[ModelSpec]:
+    return [
+        ModelSpec(
+            name="hf",
+            factory="autorl.models:HFDirectoryModel",
+            description="Any local Hugging Face model directory (--model /path/to/dir), "
+            "or a hub id when online (--model hf:org/name).",
+        )
+    ]

@@ -1,0 +1,29 @@
+"""User-facing errors: each says what went wrong, where, and how to fix it."""
+
+from __future__ import annotations
+
+
+class AutorlError(Exception):
+    """An error the CLI prints as a message (no traceback), with an optional hint."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+
+class ConfigError(AutorlError):
+    """A run config, flag or file is invalid."""
+
+
+class RegistryError(AutorlError):
+    """A component name is unknown, ambiguous or supplied twice."""
+
+
+class PluginError(AutorlError):
+    """A plugin failed to load or does not honour its kind's protocol."""

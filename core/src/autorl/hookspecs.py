@@ -1,0 +1,98 @@
+"""The hook specifications every autorl plugin implements a subset of.
+
+Registration hooks return lists of frozen specs (never live objects); observer hooks take one
+frozen event. Hook implementations must not declare defaulted arguments: pluggy never passes them.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+from autorl.events import RunEndEvent, RunStartEvent, SubmissionEvent
+from autorl.specs import (
+    AgentSpec,
+    CommandSpec,
+    DriverSpec,
+    EvaluatorSpec,
+    ExecutorSpec,
+    ModelSpec,
+    ReportSpec,
+    SandboxSpec,
+    TaskSpec,
+)
+
+PROJECT = "autorl"
+hookspec = pluggy.HookspecMarker(PROJECT)
+
+
+@hookspec
+def autorl_register_tasks() -> list[TaskSpec]:
+    """Tasks: a train split the agent sees, an eval split it never sees, and an evaluator."""
+
+
+@hookspec
+def autorl_register_agents() -> list[AgentSpec]:
+    """Agent adapters: how to launch a scaffold (or a scripted recipe) inside a workspace."""
+
+
+@hookspec
+def autorl_register_evaluators() -> list[EvaluatorSpec]:
+    """Evaluators: score a checkpoint on a task's held-out split."""
+
+
+@hookspec
+def autorl_register_reports() -> list[ReportSpec]:
+    """Reports: render a finished run from the harness's own records."""
+
+
+@hookspec
+def autorl_register_drivers() -> list[DriverSpec]:
+    """Driver backends for LLMs, addressed as ``<backend>/<model>``."""
+
+
+@hookspec
+def autorl_register_models() -> list[ModelSpec]:
+    """Base models that a run can start from."""
+
+
+@hookspec
+def autorl_register_sandboxes() -> list[SandboxSpec]:
+    """Sandboxes that isolate the agent's processes from the harness."""
+
+
+@hookspec
+def autorl_register_executors() -> list[ExecutorSpec]:
+    """Executors that run a matrix of runs (in order, in parallel, on a cluster)."""
+
+
+@hookspec
+def autorl_register_commands() -> list[CommandSpec]:
+    """Extra ``autorl`` subcommands, each a lazily imported ``click.Command``."""
+
+
+@hookspec
+def autorl_on_run_start(event: RunStartEvent) -> None:
+    """Called once the manifest is written and before the agent starts."""
+
+
+@hookspec
+def autorl_on_submission(event: SubmissionEvent) -> None:
+    """Called whenever a submission changes status (received, scored, failed...)."""
+
+
+@hookspec
+def autorl_on_run_end(event: RunEndEvent) -> None:
+    """Called after the final report is written."""
+
+
+REGISTRATION_HOOKS: dict[str, str] = {
+    "task": "autorl_register_tasks",
+    "agent": "autorl_register_agents",
+    "evaluator": "autorl_register_evaluators",
+    "report": "autorl_register_reports",
+    "driver": "autorl_register_drivers",
+    "model": "autorl_register_models",
+    "sandbox": "autorl_register_sandboxes",
+    "executor": "autorl_register_executors",
+    "command": "autorl_register_commands",
+}

@@ -1,0 +1,125 @@
+"""What each kind of component must look like. The registry checks every created instance.
+
+``runtime_checkable`` protocols check attribute and method names, not signatures; the
+conformance tests in :mod:`autorl.testing` exercise the behaviour.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from autorl.types import (
+        AgentContext,
+        AgentLaunch,
+        EvalRequest,
+        EvalResult,
+        ModelInfo,
+        PreparedTask,
+        TaskContext,
+    )
+
+
+@runtime_checkable
+class Task(Protocol):
+    name: str
+    version: str
+
+    def prepare(self, ctx: TaskContext) -> PreparedTask:
+        """Build (or reuse from ``ctx.cache_dir``) the train split, eval split and description."""
+        ...
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    name: str
+
+    def evaluate(self, request: EvalRequest) -> EvalResult:
+        """Score one checkpoint on the held-out split."""
+        ...
+
+
+@runtime_checkable
+class Agent(Protocol):
+    name: str
+
+    def launch(self, ctx: AgentContext) -> AgentLaunch:
+        """Prepare the workspace (files in ``code/``, HOME config) and say how to start the agent."""
+        ...
+
+
+@runtime_checkable
+class Model(Protocol):
+    name: str
+
+    def materialize(self, cache_dir: Path) -> ModelInfo:
+        """Return a Hugging Face directory for the base model, converting it once if needed."""
+        ...
+
+
+@runtime_checkable
+class AgentProcess(Protocol):
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int | None: ...
+
+    def terminate(self, grace: float = 5.0) -> int | None:
+        """SIGTERM every process of the agent, then SIGKILL what is left after ``grace``."""
+        ...
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    name: str
+
+    def start(
+        self, launch: AgentLaunch, *, cwd: Path, home: Path, log_path: Path
+    ) -> AgentProcess:
+        """Start the agent isolated from the harness's environment and processes."""
+        ...
+
+
+@runtime_checkable
+class Report(Protocol):
+    name: str
+
+    def render(self, run_dir: Path, out_dir: Path) -> list[Path]:
+        """Write report files from the harness's own records in ``run_dir``."""
+        ...
+
+
+@runtime_checkable
+class Driver(Protocol):
+    """An LLM backend; ``model`` is the part after ``<backend>/``."""
+
+    name: str
+
+    def complete(self, messages: Sequence[dict[str, Any]], **params: Any) -> dict[str, Any]:
+        """Return ``{"text", "usage": {"input_tokens", "output_tokens"}, "cost"}``."""
+        ...
+
+
+@runtime_checkable
+class Executor(Protocol):
+    name: str
+
+    def map(self, fn: Any, items: Sequence[Any]) -> list[Any]:
+        """Run ``fn`` over run configs (a matrix), in order of ``items``."""
+        ...
+
+
+PROTOCOLS: dict[str, type] = {
+    "task": Task,
+    "evaluator": Evaluator,
+    "agent": Agent,
+    "model": Model,
+    "sandbox": Sandbox,
+    "report": Report,
+    "driver": Driver,
+    "executor": Executor,
+}

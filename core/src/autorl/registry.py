@@ -1,0 +1,322 @@
+"""The registry facade: the only code in autorl that calls ``pm.hook``.
+
+It collects the specs every plugin registers, records which plugin supplied each one, resolves
+names (bare when unique, ``provider/name`` always), builds instances lazily from their factory
+import strings and checks them against their kind's protocol.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import pluggy
+
+from autorl.errors import PluginError, RegistryError
+from autorl.events import RunEndEvent, RunStartEvent, SubmissionEvent
+from autorl.hookspecs import REGISTRATION_HOOKS
+from autorl.plugins import PluginInfo, load_entry_points, new_plugin_manager, register_module
+from autorl.specs import KINDS, SPEC_TYPES, Spec
+
+PIP_PREFIX = {
+    "task": "autorl-task-",
+    "agent": "autorl-agent-",
+    "evaluator": "autorl-evaluator-",
+    "report": "autorl-report-",
+    "driver": "autorl-driver-",
+    "model": "autorl-model-",
+    "sandbox": "autorl-sandbox-",
+    "executor": "autorl-executor-",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A spec together with the plugin that supplied it."""
+
+    spec: Spec
+    provider: str
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.provider}/{self.spec.name}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "provider": self.provider,
+            "qualified_name": self.qualified_name,
+            "description": self.spec.description,
+            "factory": self.spec.factory,
+            "install": self.spec.install,
+            "options": dict(self.spec.options),
+        }
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something ``autorl plugins doctor`` must report."""
+
+    plugin: str
+    message: str
+    details: str | None = None
+
+
+def import_object(target: str) -> Any:
+    """Import ``"package.module:Attr"``; errors name the import string."""
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class Registry:
+    """Specs from all plugins, by kind; safe to share between threads after construction."""
+
+    def __init__(self, pm: pluggy.PluginManager, plugins: Iterable[PluginInfo]) -> None:
+        self._pm = pm
+        self._plugins: dict[str, PluginInfo] = {p.name: p for p in plugins}
+        self._entries: dict[str, list[Entry]] | None = None
+        self._problems: list[Problem] = []
+        self._lock = threading.Lock()
+
+    # construction -----------------------------------------------------------------------------
+
+    @classmethod
+    def from_entry_points(cls) -> Registry:
+        pm = new_plugin_manager()
+        return cls(pm, load_entry_points(pm))
+
+    @classmethod
+    def empty(cls) -> Registry:
+        return cls(new_plugin_manager(), [])
+
+    def register(self, module: ModuleType | Any, name: str) -> PluginInfo:
+        """Register a hookimpl module in-process (tests, notebooks); invalidates cached specs."""
+        info = register_module(self._pm, module, name, distribution=None, version=None)
+        self._plugins[name] = info
+        self._entries = None
+        if info.status == "failed":
+            raise PluginError(f"plugin {name!r} is invalid: {info.error}", hint=info.details)
+        return info
+
+    # plugins ----------------------------------------------------------------------------------
+
+    @property
+    def plugins(self) -> list[PluginInfo]:
+        return sorted(self._plugins.values(), key=lambda p: p.name)
+
+    def failed_plugins(self) -> list[PluginInfo]:
+        return [p for p in self.plugins if p.status == "failed"]
+
+    def problems(self) -> list[Problem]:
+        """Load failures, hooks that raised, invalid specs and name clashes."""
+        self._collect()
+        found = [Problem(p.name, p.error or "failed", p.details) for p in self.failed_plugins()]
+        found.extend(self._problems)
+        for kind in KINDS:
+            by_name: dict[str, list[Entry]] = {}
+            for entry in self.entries(kind):
+                by_name.setdefault(entry.name, []).append(entry)
+            for name, clash in by_name.items():
+                if len(clash) > 1:
+                    providers = " and ".join(e.provider for e in clash)
+                    found.append(
+                        Problem(
+                            clash[1].provider,
+                            f"{kind} {name!r} is supplied by {providers}; "
+                            f"use {' or '.join(repr(e.qualified_name) for e in clash)}",
+                        )
+                    )
+        return found
+
+    # specs ------------------------------------------------------------------------------------
+
+    def _collect(self) -> dict[str, list[Entry]]:
+        with self._lock:
+            if self._entries is not None:
+                return self._entries
+            entries: dict[str, list[Entry]] = {kind: [] for kind in KINDS}
+            problems: list[Problem] = []
+            for kind, hook_name in REGISTRATION_HOOKS.items():
+                hook = getattr(self._pm.hook, hook_name)
+                for impl in hook.get_hookimpls():
+                    provider = impl.plugin_name
+                    try:
+                        specs = impl.function() or []
+                    except Exception as exc:  # noqa: BLE001 - one bad hook must not brick all
+                        problems.append(
+                            Problem(provider, f"{hook_name} raised {type(exc).__name__}: {exc}")
+                        )
+                        continue
+                    seen: set[str] = set()
+                    for spec in specs:
+                        if not isinstance(spec, SPEC_TYPES[kind]):
+                            problems.append(
+                                Problem(
+                                    provider,
+                                    f"{hook_name} returned {type(spec).__name__}, "
+                                    f"expected {SPEC_TYPES[kind].__name__}",
+                                )
+                            )
+                            continue
+                        if spec.name in seen:
+                            problems.append(
+                                Problem(provider, f"{kind} {spec.name!r} registered twice")
+                            )
+                            continue
+                        seen.add(spec.name)
+                        entries[kind].append(Entry(spec, provider))
+            for kind_entries in entries.values():
+                kind_entries.sort(key=lambda e: (e.name, e.provider))
+            self._entries, self._problems = entries, problems
+            return entries
+
+    def entries(self, kind: str) -> list[Entry]:
+        self._check_kind(kind)
+        return list(self._collect()[kind])
+
+    def names(self, kind: str) -> list[str]:
+        return sorted({e.name for e in self.entries(kind)})
+
+    def get(self, kind: str, name: str) -> Entry:
+        """Resolve a bare or ``provider/name`` name to one entry, or raise a helpful error."""
+        entries = self.entries(kind)
+        if "/" in name:
+            matches = [e for e in entries if e.qualified_name == name]
+        else:
+            matches = [e for e in entries if e.name == name]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            options = ", ".join(repr(e.qualified_name) for e in matches)
+            providers = " and ".join(e.provider for e in matches)
+            raise RegistryError(
+                f"{kind} {name!r} is ambiguous: it is supplied by {providers}",
+                hint=f"use a qualified name: {options}",
+            )
+        raise RegistryError(self._unknown_message(kind, name, entries), hint=self._hint(kind, name))
+
+    def _unknown_message(self, kind: str, name: str, entries: list[Entry]) -> str:
+        known = sorted({e.name for e in entries} | {e.qualified_name for e in entries})
+        lines = [f"unknown {kind} {name!r}"]
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        if close:
+            lines.append(f"  did you mean: {', '.join(close)}?")
+        installed = sorted({e.name for e in entries})
+        lines.append(f"  installed {kind}s: {', '.join(installed) if installed else '(none)'}")
+        for plugin in self.failed_plugins():
+            lines.append(f"  plugin {plugin.name!r} failed to load: {plugin.error}")
+        return "\n".join(lines)
+
+    @staticmethod
+    def _hint(kind: str, name: str) -> str:
+        prefix = PIP_PREFIX.get(kind)
+        base = name.rsplit("/", 1)[-1]
+        if prefix is None:
+            return "run 'autorl plugins list' to see what is installed"
+        return f"pip install {prefix}{base}   (then check with 'autorl list {kind}')"
+
+    @staticmethod
+    def _check_kind(kind: str) -> None:
+        if kind not in KINDS:
+            raise RegistryError(f"unknown kind {kind!r}", hint=f"kinds: {', '.join(KINDS)}")
+
+    # instances --------------------------------------------------------------------------------
+
+    def load_factory(self, kind: str, name: str) -> Any:
+        entry = self.get(kind, name)
+        try:
+            return import_object(entry.spec.factory)
+        except Exception as exc:  # noqa: BLE001 - the message names what and where
+            install = f" ({entry.spec.install})" if entry.spec.install else ""
+            raise PluginError(
+                f"{kind} {entry.qualified_name!r}: cannot import {entry.spec.factory!r}: "
+                f"{type(exc).__name__}: {exc}",
+                hint=f"reinstall {entry.provider}{install}",
+            ) from exc
+
+    def create(self, kind: str, name: str, **kwargs: Any) -> Any:
+        """Build a component and check it against its kind's protocol."""
+        from autorl.protocols import PROTOCOLS
+
+        entry = self.get(kind, name)
+        factory = self.load_factory(kind, name)
+        try:
+            instance = factory(**kwargs)
+        except TypeError as exc:
+            raise PluginError(
+                f"{kind} {entry.qualified_name!r}: {entry.spec.factory} rejected its options: {exc}"
+            ) from exc
+        protocol = PROTOCOLS.get(kind)
+        if protocol is not None and not isinstance(instance, protocol):
+            missing = [
+                attr
+                for attr in getattr(protocol, "__protocol_attrs__", ())
+                if not hasattr(instance, attr)
+            ]
+            raise PluginError(
+                f"{kind} {entry.qualified_name!r} built by {entry.spec.factory} does not follow "
+                f"the {protocol.__name__} protocol (missing: {', '.join(sorted(missing)) or '?'})",
+                hint="see docs/hooks.md for what each kind must provide",
+            )
+        return instance
+
+    # observers --------------------------------------------------------------------------------
+
+    def _notify(self, hook_name: str, event: Any) -> list[Problem]:
+        problems = []
+        for impl in getattr(self._pm.hook, hook_name).get_hookimpls():
+            try:
+                impl.function(*[event for _ in impl.argnames])
+            except Exception as exc:  # noqa: BLE001 - an observer never breaks a run
+                problems.append(Problem(impl.plugin_name, f"{hook_name}: {exc!r}"))
+        return problems
+
+    def on_run_start(self, event: RunStartEvent) -> list[Problem]:
+        return self._notify("autorl_on_run_start", event)
+
+    def on_submission(self, event: SubmissionEvent) -> list[Problem]:
+        return self._notify("autorl_on_submission", event)
+
+    def on_run_end(self, event: RunEndEvent) -> list[Problem]:
+        return self._notify("autorl_on_run_end", event)
+
+
+_default: Registry | None = None
+_default_lock = threading.Lock()
+
+
+def get_registry() -> Registry:
+    """The process-wide registry built from installed entry points (built once)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Registry.from_entry_points()
+        return _default
+
+
+def reset_registry(registry: Registry | None = None) -> None:
+    """Replace (or drop) the process-wide registry; used by tests and the testing fixture."""
+    global _default
+    with _default_lock:
+        _default = registry
+
+
+__all__ = ["Entry", "Problem", "Registry", "get_registry", "import_object", "reset_registry"]

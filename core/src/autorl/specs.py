@@ -1,0 +1,114 @@
+"""Frozen specs that plugins return from registration hooks.
+
+A spec names a component and says how to build it (``factory`` is an import string
+``"package.module:Name"``) without importing it: listing plugins must stay fast and must
+never pull in torch or an SDK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+KINDS: tuple[str, ...] = (
+    "task",
+    "agent",
+    "evaluator",
+    "report",
+    "driver",
+    "model",
+    "sandbox",
+    "executor",
+    "command",
+)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A component a plugin offers: a name and a lazily imported factory."""
+
+    kind: ClassVar[str] = ""
+    name: str
+    factory: str
+    description: str = ""
+    install: str | None = None
+    """pip requirement that provides the runtime extras this component needs, if any."""
+    options: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    """Free-form, JSON-serialisable metadata shown by ``autorl list`` (level, protocol...)."""
+
+    def __post_init__(self) -> None:
+        if not self.name or "/" in self.name or self.name != self.name.strip():
+            raise ValueError(
+                f"{type(self).__name__}: invalid name {self.name!r} (non-empty, no '/', no spaces "
+                "around it: '/' is reserved for 'provider/name')"
+            )
+        if ":" not in self.factory:
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r}: factory must look like 'package.module:Name', "
+                f"got {self.factory!r}"
+            )
+
+
+@dataclass(frozen=True)
+class TaskSpec(Spec):
+    kind: ClassVar[str] = "task"
+
+
+@dataclass(frozen=True)
+class AgentSpec(Spec):
+    kind: ClassVar[str] = "agent"
+
+
+@dataclass(frozen=True)
+class EvaluatorSpec(Spec):
+    kind: ClassVar[str] = "evaluator"
+
+
+@dataclass(frozen=True)
+class ReportSpec(Spec):
+    kind: ClassVar[str] = "report"
+
+
+@dataclass(frozen=True)
+class DriverSpec(Spec):
+    """A driver backend; ``name`` is the backend prefix of ``<backend>/<model>`` names."""
+
+    kind: ClassVar[str] = "driver"
+
+
+@dataclass(frozen=True)
+class ModelSpec(Spec):
+    kind: ClassVar[str] = "model"
+
+
+@dataclass(frozen=True)
+class SandboxSpec(Spec):
+    kind: ClassVar[str] = "sandbox"
+
+
+@dataclass(frozen=True)
+class ExecutorSpec(Spec):
+    kind: ClassVar[str] = "executor"
+
+
+@dataclass(frozen=True)
+class CommandSpec(Spec):
+    """A CLI subcommand; ``factory`` points at a ``click.Command``."""
+
+    kind: ClassVar[str] = "command"
+
+
+SPEC_TYPES: dict[str, type[Spec]] = {
+    t.kind: t
+    for t in (
+        TaskSpec,
+        AgentSpec,
+        EvaluatorSpec,
+        ReportSpec,
+        DriverSpec,
+        ModelSpec,
+        SandboxSpec,
+        ExecutorSpec,
+        CommandSpec,
+    )
+}

@@ -1,0 +1,1 @@
+"""pytest plugin of autorl.testing (fixtures for plugin authors)."""

@@ -1,0 +1,107 @@
+"""Plain data passed between the run engine and plugins.
+
+Frozen dataclasses, standard library only, so plugin authors can build and test them without the
+engine. Fields may be added over time; plugins should construct them with keyword arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ProgressFn = Callable[[int, int], None]
+"""``progress(done, total)``: called by long operations so the CLI can draw a bar."""
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """What a task needs to prepare its assets."""
+
+    cache_dir: Path
+    """A directory owned by this task (and version) in the user cache; reused across runs."""
+    seed: int = 0
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """``[task_options]`` of the run config, e.g. ``{"data_path": ".../gsm8k"}``."""
+
+
+@dataclass(frozen=True)
+class PreparedTask:
+    """A task's assets on disk: the agent-visible train split and the grader-only eval split."""
+
+    train_files: tuple[Path, ...]
+    """Copied into ``workspace/data`` (read-only). Never contains an eval example."""
+    eval_path: Path
+    """JSON lines, one eval example per line; stays outside the workspace."""
+    description: str
+    """Markdown shown to the agent as ``description.md``."""
+    evaluator: str
+    """Registry name of the evaluator that scores checkpoints for this task."""
+    evaluator_config: Mapping[str, Any] = field(default_factory=dict)
+    kit_dir: Path | None = None
+    """A directory whose files are copied into ``workspace/kit`` (train loader, train reward)."""
+    split: str = "offline"
+    """Which data this is (``offline``, ``reference``...), recorded in the manifest and report."""
+    metric: str = "accuracy"
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """One evaluation of one model directory on the eval split."""
+
+    model_dir: Path
+    eval_path: Path
+    config: Mapping[str, Any]
+    work_dir: Path
+    """Harness-owned scratch directory for details (per-example outputs, trajectories)."""
+    seed: int = 0
+    progress: ProgressFn | None = None
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """Score in percent (0-100) plus any metrics the evaluator wants in the report."""
+
+    score: float
+    n: int
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    details_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """Everything an agent adapter may know about its run. Nothing here is secret to the harness."""
+
+    workspace: Path
+    home: Path
+    task: str
+    description: str
+    instructions: str
+    grader_url: str
+    token: str
+    budget_seconds: float
+    max_submissions: int
+    seed: int = 0
+    driver: str | None = None
+    gateway_url: str | None = None
+    python: str = "python3"
+    """Interpreter with the training stack (torch, transformers, trl, peft) installed."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentLaunch:
+    """How to start an agent: the only environment it gets is ``env`` plus the sandbox basics."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A base model materialised as a Hugging Face directory."""
+
+    name: str
+    path: Path
+    description: str = ""
