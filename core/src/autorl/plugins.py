@@ -54,7 +54,12 @@ def _env_list(name: str) -> set[str] | None:
 
 
 def strict_mode() -> bool:
-    return os.environ.get("AUTORL_STRICT_PLUGINS", "").lower() in {"1", "true", "yes", "on"}
+    return os.environ.get("AUTORL_STRICT_PLUGINS", "").lower() in {
+        "1",
+        "true",
+        "yes",
+        "on",
+    }
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
@@ -67,7 +72,9 @@ def new_plugin_manager() -> pluggy.PluginManager:
 
 
 def _describe(exc: BaseException) -> tuple[str, str]:
-    return f"{type(exc).__name__}: {exc}", "".join(traceback.format_exception(exc)).rstrip()
+    return f"{type(exc).__name__}: {exc}", "".join(
+        traceback.format_exception(exc)
+    ).rstrip()
 
 
 def register_module(
@@ -77,15 +84,19 @@ def register_module(
     module_name = getattr(module, "__name__", repr(module))
     try:
         pm.register(module, name=name)
-    except Exception as exc:  # noqa: BLE001 - any plugin bug is recorded, not raised
+    except Exception as exc:
         error, details = _describe(exc)
-        return PluginInfo(name, module_name, status="failed", error=error, details=details, **info)
+        return PluginInfo(
+            name, module_name, status="failed", error=error, details=details, **info
+        )
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
         pm.unregister(name=name)
         error, details = _describe(exc)
-        return PluginInfo(name, module_name, status="failed", error=error, details=details, **info)
+        return PluginInfo(
+            name, module_name, status="failed", error=error, details=details, **info
+        )
     return PluginInfo(name, module_name, **info)
 
 
@@ -97,9 +108,11 @@ def _load_entry_point(pm: pluggy.PluginManager, ep: EntryPoint) -> PluginInfo:
     }
     try:
         module = ep.load()
-    except Exception as exc:  # noqa: BLE001 - a plugin that raises on import is recorded
+    except Exception as exc:
         error, details = _describe(exc)
-        return PluginInfo(ep.name, ep.value, status="failed", error=error, details=details, **info)
+        return PluginInfo(
+            ep.name, ep.value, status="failed", error=error, details=details, **info
+        )
     return register_module(pm, module, ep.name, **info)
 
 

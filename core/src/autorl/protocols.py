@@ -47,7 +47,7 @@ class Agent(Protocol):
     name: str
 
     def launch(self, ctx: AgentContext) -> AgentLaunch:
-        """Prepare the workspace (files in ``code/``, HOME config) and say how to start the agent."""
+        """Prepare the workspace (``code/``, HOME config) and say how to start the agent."""
         ...
 
 
@@ -99,7 +99,9 @@ class Driver(Protocol):
 
     name: str
 
-    def complete(self, messages: Sequence[dict[str, Any]], **params: Any) -> dict[str, Any]:
+    def complete(
+        self, messages: Sequence[dict[str, Any]], **params: Any
+    ) -> dict[str, Any]:
         """Return ``{"text", "usage": {"input_tokens", "output_tokens"}, "cost"}``."""
         ...
 

@@ -20,7 +20,12 @@ import pluggy
 from autorl.errors import PluginError, RegistryError
 from autorl.events import RunEndEvent, RunStartEvent, SubmissionEvent
 from autorl.hookspecs import REGISTRATION_HOOKS
-from autorl.plugins import PluginInfo, load_entry_points, new_plugin_manager, register_module
+from autorl.plugins import (
+    PluginInfo,
+    load_entry_points,
+    new_plugin_manager,
+    register_module,
+)
 from autorl.specs import KINDS, SPEC_TYPES, Spec
 
 PIP_PREFIX = {
@@ -113,7 +118,9 @@ class Registry:
         self._plugins[name] = info
         self._entries = None
         if info.status == "failed":
-            raise PluginError(f"plugin {name!r} is invalid: {info.error}", hint=info.details)
+            raise PluginError(
+                f"plugin {name!r} is invalid: {info.error}", hint=info.details
+            )
         return info
 
     # plugins ----------------------------------------------------------------------------------
@@ -128,7 +135,10 @@ class Registry:
     def problems(self) -> list[Problem]:
         """Load failures, hooks that raised, invalid specs and name clashes."""
         self._collect()
-        found = [Problem(p.name, p.error or "failed", p.details) for p in self.failed_plugins()]
+        found = [
+            Problem(p.name, p.error or "failed", p.details)
+            for p in self.failed_plugins()
+        ]
         found.extend(self._problems)
         for kind in KINDS:
             by_name: dict[str, list[Entry]] = {}
@@ -160,9 +170,12 @@ class Registry:
                     provider = impl.plugin_name
                     try:
                         specs = impl.function() or []
-                    except Exception as exc:  # noqa: BLE001 - one bad hook must not brick all
+                    except Exception as exc:
                         problems.append(
-                            Problem(provider, f"{hook_name} raised {type(exc).__name__}: {exc}")
+                            Problem(
+                                provider,
+                                f"{hook_name} raised {type(exc).__name__}: {exc}",
+                            )
                         )
                         continue
                     seen: set[str] = set()
@@ -178,7 +191,9 @@ class Registry:
                             continue
                         if spec.name in seen:
                             problems.append(
-                                Problem(provider, f"{kind} {spec.name!r} registered twice")
+                                Problem(
+                                    provider, f"{kind} {spec.name!r} registered twice"
+                                )
                             )
                             continue
                         seen.add(spec.name)
@@ -211,7 +226,9 @@ class Registry:
                 f"{kind} {name!r} is ambiguous: it is supplied by {providers}",
                 hint=f"use a qualified name: {options}",
             )
-        raise RegistryError(self._unknown_message(kind, name, entries), hint=self._hint(kind, name))
+        raise RegistryError(
+            self._unknown_message(kind, name, entries), hint=self._hint(kind, name)
+        )
 
     def _unknown_message(self, kind: str, name: str, entries: list[Entry]) -> str:
         known = sorted({e.name for e in entries} | {e.qualified_name for e in entries})
@@ -220,7 +237,9 @@ class Registry:
         if close:
             lines.append(f"  did you mean: {', '.join(close)}?")
         installed = sorted({e.name for e in entries})
-        lines.append(f"  installed {kind}s: {', '.join(installed) if installed else '(none)'}")
+        lines.append(
+            f"  installed {kind}s: {', '.join(installed) if installed else '(none)'}"
+        )
         for plugin in self.failed_plugins():
             lines.append(f"  plugin {plugin.name!r} failed to load: {plugin.error}")
         return "\n".join(lines)
@@ -236,7 +255,9 @@ class Registry:
     @staticmethod
     def _check_kind(kind: str) -> None:
         if kind not in KINDS:
-            raise RegistryError(f"unknown kind {kind!r}", hint=f"kinds: {', '.join(KINDS)}")
+            raise RegistryError(
+                f"unknown kind {kind!r}", hint=f"kinds: {', '.join(KINDS)}"
+            )
 
     # instances --------------------------------------------------------------------------------
 
@@ -244,7 +265,7 @@ class Registry:
         entry = self.get(kind, name)
         try:
             return import_object(entry.spec.factory)
-        except Exception as exc:  # noqa: BLE001 - the message names what and where
+        except Exception as exc:
             install = f" ({entry.spec.install})" if entry.spec.install else ""
             raise PluginError(
                 f"{kind} {entry.qualified_name!r}: cannot import {entry.spec.factory!r}: "
@@ -285,7 +306,7 @@ class Registry:
         for impl in getattr(self._pm.hook, hook_name).get_hookimpls():
             try:
                 impl.function(*[event for _ in impl.argnames])
-            except Exception as exc:  # noqa: BLE001 - an observer never breaks a run
+            except Exception as exc:
                 problems.append(Problem(impl.plugin_name, f"{hook_name}: {exc!r}"))
         return problems
 
@@ -319,4 +340,11 @@ def reset_registry(registry: Registry | None = None) -> None:
         _default = registry
 
 
-__all__ = ["Entry", "Problem", "Registry", "get_registry", "import_object", "reset_registry"]
+__all__ = [
+    "Entry",
+    "Problem",
+    "Registry",
+    "get_registry",
+    "import_object",
+    "reset_registry",
+]

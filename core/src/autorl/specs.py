@@ -44,8 +44,8 @@ class Spec:
             )
         if ":" not in self.factory:
             raise ValueError(
-                f"{type(self).__name__} {self.name!r}: factory must look like 'package.module:Name', "
-                f"got {self.factory!r}"
+                f"{type(self).__name__} {self.name!r}: factory must look like "
+                f"'package.module:Name', got {self.factory!r}"
             )
 
 

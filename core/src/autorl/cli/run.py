@@ -1,0 +1,159 @@
+"""``autorl run``: one run from flags and/or a TOML/YAML config file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+
+from autorl.errors import ConfigError
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$")
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``90s``, ``15m``, ``1.5h`` -> seconds."""
+    match = _DURATION.match(text)
+    if not match:
+        raise ConfigError(
+            f"--budget {text!r} is not a duration",
+            hint="use seconds or a unit: 600, 10m, 1.5h",
+        )
+    value, unit = float(match.group(1)), match.group(2) or "s"
+    return value * {"s": 1, "m": 60, "h": 3600}[unit]
+
+
+def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
+    """``key=value`` pairs; values are parsed as JSON when they look like it (numbers, bools)."""
+    import json
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{flag} {pair!r}: expected key=value")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options
+
+
+@click.command()
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    help="TOML or YAML run config.",
+)
+@click.option("--task", help="Task name (default: gsm8k). See 'autorl list task'.")
+@click.option(
+    "--agent", help="Agent name (default: scripted). See 'autorl list agent'."
+)
+@click.option(
+    "--model",
+    help="Base model: a name from 'autorl list model', a local HF dir, or hf:org/name.",
+)
+@click.option(
+    "--driver", help="Driver LLM as <backend>/<model>, for agents that use one."
+)
+@click.option(
+    "--seed", type=int, help="Seed for data order, training recipes and sampling."
+)
+@click.option(
+    "--budget", help="Agent wall-clock budget: seconds or 10m / 1.5h (default 10m)."
+)
+@click.option(
+    "--max-submissions", type=int, help="Submissions the agent may make (default 8)."
+)
+@click.option(
+    "--runs-dir",
+    type=click.Path(path_type=Path),
+    help="Where run directories go (default ./runs).",
+)
+@click.option(
+    "--run-id", help="Name of the run directory (default: time-task-agent-xxxx)."
+)
+@click.option("--sandbox", help="Sandbox name (default: local).")
+@click.option(
+    "--report",
+    "reports",
+    multiple=True,
+    help="Report plugin(s) to render (default: basic).",
+)
+@click.option("--device", help="auto, cpu or cuda (evaluation).")
+@click.option(
+    "--task-option", multiple=True, metavar="KEY=VALUE", help="Passed to the task."
+)
+@click.option(
+    "--agent-option", multiple=True, metavar="KEY=VALUE", help="Passed to the agent."
+)
+@click.option(
+    "--evaluator-option",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Overrides the evaluator config.",
+)
+@click.option(
+    "--keep-checkpoints",
+    is_flag=True,
+    default=None,
+    help="Keep copies of submitted checkpoints.",
+)
+@click.option("--quiet", is_flag=True, help="Print only the final summary.")
+def run(config_path: Path | None, quiet: bool, **flags: Any) -> None:
+    """Run an agent on a task: baseline, agent phase under budget, grading, report.
+
+    With no options: the embedded default (task gsm8k on its offline split, agent scripted,
+    model smollm2-135m), offline on CPU.
+    """
+    from autorl.config import load_config
+
+    overrides: dict[str, Any] = {}
+    budget: dict[str, Any] = {}
+    raw_budget = flags.pop("budget")
+    for key in (
+        "task",
+        "agent",
+        "model",
+        "driver",
+        "seed",
+        "runs_dir",
+        "run_id",
+        "sandbox",
+        "device",
+        "keep_checkpoints",
+    ):
+        value = flags.get(key)
+        if value is not None:
+            overrides[key] = value
+    if flags.get("reports"):
+        overrides["reports"] = list(flags["reports"])
+    if flags.get("max_submissions") is not None:
+        budget["max_submissions"] = flags["max_submissions"]
+    for flag, key in (
+        ("task_option", "task_options"),
+        ("agent_option", "agent_options"),
+        ("evaluator_option", "evaluator_options"),
+    ):
+        if flags.get(flag):
+            overrides[key] = parse_options(flags[flag], "--" + flag.replace("_", "-"))
+    if raw_budget is not None:
+        budget["wall_seconds"] = parse_duration(raw_budget)
+    if budget:
+        overrides["budget"] = budget
+    config = load_config(config_path, overrides)
+
+    from autorl.engine.run import run as execute
+
+    outcome = execute(config, quiet=quiet)
+    improvement = outcome.improvement
+    best = "none" if outcome.best_score is None else f"{outcome.best_score:.2f}"
+    delta = "n/a" if improvement is None else f"{improvement:+.2f}"
+    click.echo(
+        f"run {outcome.run_id}: baseline {outcome.baseline_score:.2f}, best {best}, "
+        f"improvement {delta} (ended by {outcome.end_reason})\n"
+        f"report: {outcome.run_dir / 'report' / 'report.md'}"
+    )

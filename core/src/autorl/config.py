@@ -1,0 +1,140 @@
+"""Run configuration: one validated object from a TOML/YAML file and/or CLI flags.
+
+pydantic gives precise error locations (``budget.wall_seconds``); :func:`load_config` turns them
+into one readable :class:`~autorl.errors.ConfigError` that names the file and the field.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from autorl.errors import ConfigError
+
+DEFAULT_TASK = "gsm8k"
+DEFAULT_AGENT = "scripted"
+DEFAULT_MODEL = "smollm2-135m"
+
+
+class Budget(BaseModel):
+    """What the agent may spend. Evaluation time of submissions is not charged to the agent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    wall_seconds: float = Field(
+        600.0, gt=0, description="Agent phase wall clock, seconds."
+    )
+    max_submissions: int = Field(
+        8, ge=1, description="Submissions accepted, duplicates excluded."
+    )
+
+
+class RunConfig(BaseModel):
+    """Everything that defines a run; stored resolved in the manifest."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str = DEFAULT_TASK
+    agent: str = DEFAULT_AGENT
+    model: str = DEFAULT_MODEL
+    driver: str | None = None
+    seed: int = 0
+    budget: Budget = Field(default_factory=Budget)
+    sandbox: str = "local"
+    reports: list[str] = Field(default_factory=lambda: ["basic"])
+    runs_dir: Path = Path("runs")
+    run_id: str | None = None
+    device: str = "auto"
+    keep_checkpoints: bool = False
+    snapshot_seconds: float = Field(
+        60.0, gt=0, description="Period of code-history snapshots."
+    )
+    task_options: dict[str, Any] = Field(default_factory=dict)
+    agent_options: dict[str, Any] = Field(default_factory=dict)
+    evaluator_options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("task", "agent", "model", "sandbox")
+    @classmethod
+    def _non_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value.strip()
+
+    @field_validator("run_id")
+    @classmethod
+    def _safe_run_id(cls, value: str | None) -> str | None:
+        if value is not None and (not value or "/" in value or value.startswith(".")):
+            raise ValueError(
+                "must be a plain directory name (no '/', not starting with '.')"
+            )
+        return value
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Read a TOML or YAML file into a dict; syntax errors name the file and the line."""
+    if not path.is_file():
+        raise ConfigError(
+            f"config file not found: {path}", hint="check the path given to --config"
+        )
+    text = path.read_text(encoding="utf-8")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".toml":
+            data = tomllib.loads(text)
+        elif suffix in {".yaml", ".yml"}:
+            import yaml
+
+            data = yaml.safe_load(text) or {}
+        else:
+            raise ConfigError(
+                f"config file {path}: unknown format {suffix!r}",
+                hint="use a .toml, .yaml or .yml file",
+            )
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: invalid TOML: {exc}") from exc
+    except ConfigError:
+        raise
+    except Exception as exc:  # yaml.YAMLError carries the line and column in its text
+        raise ConfigError(f"config file {path}: invalid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: the top level must be a table/mapping")
+    section = data.get("run")  # a file may hold its run table under [run]
+    return section if isinstance(section, dict) else data
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_config(
+    path: Path | None = None, overrides: dict[str, Any] | None = None
+) -> RunConfig:
+    """File values first, then flag overrides (only the flags the user gave)."""
+    data = read_config_file(path) if path else {}
+    data = _merge(data, overrides or {})
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        where = f"config file {path}" if path else "run options"
+        lines = []
+        for err in exc.errors():
+            loc = ".".join(str(part) for part in err["loc"]) or "(top level)"
+            got = (
+                f" (got {err['input']!r})"
+                if "input" in err and err["type"] != "missing"
+                else ""
+            )
+            lines.append(f"  {loc}: {err['msg']}{got}")
+        raise ConfigError(
+            f"{where} is invalid:\n" + "\n".join(lines),
+            hint="see 'autorl run --help' and docs/cli.md for the fields and their types",
+        ) from None

@@ -1,0 +1,1 @@
+"""The run engine: builds a run directory, grades submissions, supervises the agent."""

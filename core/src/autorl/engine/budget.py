@@ -1,0 +1,59 @@
+"""The budget clock and its warnings (at 50 % and 90 % of the wall-clock budget)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+WARN_AT = (0.5, 0.9)
+
+
+class BudgetClock:
+    """Monotonic clock of the agent phase; ``elapsed`` is 0 until ``start``."""
+
+    def __init__(self, wall_seconds: float) -> None:
+        self.wall_seconds = wall_seconds
+        self._start: float | None = None
+        self._stopped: float | None = None
+        self._warnings: list[str] = []
+        self._warned: set[float] = set()
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        self._start = time.monotonic()
+
+    def stop(self) -> None:
+        if self._stopped is None:
+            self._stopped = time.monotonic()
+
+    def elapsed(self) -> float:
+        if self._start is None:
+            return 0.0
+        return (self._stopped or time.monotonic()) - self._start
+
+    def remaining(self) -> float:
+        return max(0.0, self.wall_seconds - self.elapsed())
+
+    def expired(self) -> bool:
+        return self._start is not None and self.elapsed() >= self.wall_seconds
+
+    def due_warnings(self) -> list[str]:
+        """Warnings newly due (each threshold once); they are also kept for ``warnings``."""
+        fraction = self.elapsed() / self.wall_seconds
+        new = []
+        with self._lock:
+            for threshold in WARN_AT:
+                if fraction >= threshold and threshold not in self._warned:
+                    self._warned.add(threshold)
+                    message = (
+                        f"{int(threshold * 100)}% of the time budget used: "
+                        f"{self.remaining():.0f} s left"
+                    )
+                    self._warnings.append(message)
+                    new.append(message)
+        return new
+
+    @property
+    def warnings(self) -> list[str]:
+        with self._lock:
+            return list(self._warnings)

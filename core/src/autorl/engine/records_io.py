@@ -1,0 +1,67 @@
+"""Harness-owned records: the append-only submissions log and the structlog event log."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temp file + rename) so a crash never leaves half a file."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+    os.replace(tmp, path)
+
+
+class SubmissionLog:
+    """Append-only JSON lines; each entry is flushed and fsynced before the call returns."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        path.touch()
+
+    def append(self, entry: dict[str, Any]) -> None:
+        line = json.dumps(entry, default=str) + "\n"
+        with self._lock, self.path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+class EventLog:
+    """A per-run structlog logger writing JSON lines; thread-safe, never global config."""
+
+    def __init__(self, path: Path) -> None:
+        import structlog
+
+        self._fh = path.open("a", encoding="utf-8", buffering=1)
+        self._lock = threading.Lock()
+        self._logger = structlog.wrap_logger(
+            structlog.WriteLogger(self._fh),
+            processors=[
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.processors.JSONRenderer(default=str),
+            ],
+        )
+
+    def info(self, event: str, **fields: Any) -> None:
+        with self._lock:
+            self._logger.info(event, **fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        with self._lock:
+            self._logger.warning(event, **fields)
+
+    def close(self) -> None:
+        with self._lock:
+            self._fh.close()

@@ -1,0 +1,534 @@
+"""One run, end to end: resolve, prepare, baseline, serve, supervise the agent, grade, report.
+
+Final scores come only from the harness's own records (the submissions log in the run
+directory, outside the workspace), never from files the agent could write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from autorl.checkpoints import CheckpointInfo, hash_weights
+from autorl.config import RunConfig
+from autorl.engine.baseline import baseline_key, cached_baseline, file_hash
+from autorl.engine.budget import BudgetClock
+from autorl.engine.console import RunConsole
+from autorl.engine.history import CodeHistory
+from autorl.engine.records_io import EventLog, SubmissionLog, utc_now, write_json
+from autorl.engine.workspace import build_workspace, instructions
+from autorl.errors import AutorlError, ConfigError
+from autorl.events import RunEndEvent, RunStartEvent, SubmissionEvent
+from autorl.models import HFDirectoryModel, looks_like_path
+from autorl.paths import cache_dir
+from autorl.registry import Registry, get_registry
+from autorl.types import (
+    AgentContext,
+    AgentLaunch,
+    EvalRequest,
+    PreparedTask,
+    TaskContext,
+)
+
+PASS_THROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_NUM_THREADS", "TZ")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: str
+    run_dir: Path
+    baseline_score: float
+    best_score: float | None
+    end_reason: str
+
+    @property
+    def improvement(self) -> float | None:
+        return (
+            None if self.best_score is None else self.best_score - self.baseline_score
+        )
+
+
+def _versions(registry: Registry) -> dict[str, str]:
+    found = {"autorl": _dist_version("autorl"), "python": sys.version.split()[0]}
+    for plugin in registry.plugins:
+        if plugin.distribution and plugin.version:
+            found[plugin.distribution] = plugin.version
+    for lib in ("torch", "transformers", "trl", "peft"):
+        found[lib] = _dist_version(lib)
+    return {k: v for k, v in found.items() if v}
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def _new_run_id(config: RunConfig) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{config.task}-{config.agent}-{secrets.token_hex(2)}"
+
+
+def resolve_model(registry: Registry, name: str) -> Any:
+    if name.startswith("hf:") or looks_like_path(name):
+        return HFDirectoryModel(name)
+    return registry.create("model", name)
+
+
+class Run:
+    """Holds one run's state; :meth:`execute` is the whole life cycle."""
+
+    def __init__(
+        self, config: RunConfig, registry: Registry | None = None, quiet: bool = False
+    ) -> None:
+        self.config = config
+        self.registry = registry or get_registry()
+        self.quiet = quiet
+        self.run_id = config.run_id or _new_run_id(config)
+        self.run_dir = (config.runs_dir / self.run_id).resolve()
+        self.workspace = self.run_dir / "workspace"
+
+    # phases -----------------------------------------------------------------------------------
+
+    def _resolve(self) -> None:
+        """Build every component first so a typo fails before any expensive work."""
+        reg = self.registry
+        self.task = reg.create("task", self.config.task)
+        self.agent = reg.create("agent", self.config.agent)
+        self.sandbox = reg.create("sandbox", self.config.sandbox)
+        self.model = resolve_model(reg, self.config.model)
+        for report in self.config.reports:
+            reg.get("report", report)
+
+    def _prepare(self, console: RunConsole) -> None:
+        task_cache = cache_dir(
+            "tasks", self.task.name, str(getattr(self.task, "version", "0"))
+        )
+        console.print(
+            f"preparing task [bold]{self.task.name}[/] and model [bold]{self.config.model}[/]"
+        )
+        self.prepared: PreparedTask = self.task.prepare(
+            TaskContext(
+                cache_dir=task_cache,
+                seed=self.config.seed,
+                options=self.config.task_options,
+            )
+        )
+        leaked = [
+            p
+            for p in self.prepared.train_files
+            if p.resolve() == self.prepared.eval_path.resolve()
+        ]
+        if leaked:
+            raise AutorlError(
+                f"task {self.task.name!r} lists its eval split as a train file"
+            )
+        self.model_info = self.model.materialize(cache_dir("models"))
+        self.evaluator = self.registry.create("evaluator", self.prepared.evaluator)
+        self.evaluator_config = {
+            **dict(self.prepared.evaluator_config),
+            **self.config.evaluator_options,
+            "device": self.config.device,
+        }
+        self.base_hash = hash_weights(self.model_info.path)
+        self.hashes = {
+            "train": file_hash(list(self.prepared.train_files)),
+            "eval": file_hash([self.prepared.eval_path]),
+            "base_model": self.base_hash,
+        }
+
+    def _write_manifest(self) -> None:
+        write_json(
+            self.run_dir / "manifest.json",
+            {
+                "run_id": self.run_id,
+                "created": utc_now(),
+                "config": self.config.model_dump(mode="json"),
+                "versions": _versions(self.registry),
+                "hashes": self.hashes,
+                "task": {
+                    "name": self.task.name,
+                    "version": str(getattr(self.task, "version", "0")),
+                    "split": self.prepared.split,
+                    "metric": self.prepared.metric,
+                    "evaluator": self.prepared.evaluator,
+                    "evaluator_config": self.evaluator_config,
+                },
+                "model": {"name": self.config.model, "path": str(self.model_info.path)},
+            },
+        )
+
+    def _evaluate(
+        self, model_dir: Path, work_dir: Path, label: str, console: RunConsole
+    ) -> dict[str, Any]:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        result = self.evaluator.evaluate(
+            EvalRequest(
+                model_dir=model_dir,
+                eval_path=self.prepared.eval_path,
+                config=self.evaluator_config,
+                work_dir=work_dir,
+                seed=self.config.seed,
+                progress=console.eval_progress(label),
+            )
+        )
+        return {
+            "score": float(result.score),
+            "n": result.n,
+            "metrics": dict(result.metrics),
+            "seconds": round(time.monotonic() - started, 2),
+            "details": str(result.details_path) if result.details_path else None,
+        }
+
+    def _baseline(self, console: RunConsole) -> dict[str, Any]:
+        key = baseline_key(
+            task=self.task.name,
+            task_version=str(getattr(self.task, "version", "0")),
+            eval_hash=self.hashes["eval"],
+            model_hash=self.base_hash,
+            evaluator=self.prepared.evaluator,
+            evaluator_config={
+                k: v for k, v in self.evaluator_config.items() if k != "device"
+            },
+        )
+        result = cached_baseline(
+            key,
+            lambda: self._evaluate(
+                self.model_info.path,
+                self.run_dir / "baseline",
+                "baseline evaluation",
+                console,
+            ),
+        )
+        write_json(self.run_dir / "baseline.json", result)
+        return result
+
+    def _evaluate_submission(
+        self,
+        submission_id: int,
+        checkpoint: Path,
+        info: CheckpointInfo,
+        console: RunConsole,
+    ) -> tuple[float, dict[str, Any]]:
+        model_dir = checkpoint
+        if info.kind == "lora":
+            try:
+                from autorl_hf.checkpoint import merge_lora
+            except ImportError:
+                raise AutorlError(
+                    "LoRA submissions need the autorl-hf package (pip install autorl-hf)"
+                ) from None
+            model_dir = merge_lora(
+                checkpoint, self.model_info.path, checkpoint.parent / "merged"
+            )
+        result = self._evaluate(
+            model_dir,
+            self.run_dir / "submissions" / str(submission_id),
+            f"evaluating submission {submission_id}",
+            console,
+        )
+        if model_dir != checkpoint and not self.config.keep_checkpoints:
+            shutil.rmtree(model_dir, ignore_errors=True)
+        return result["score"], {
+            "n": result["n"],
+            "metrics": result["metrics"],
+            "eval_seconds": result["seconds"],
+        }
+
+    # the whole run ----------------------------------------------------------------------------
+
+    def execute(self) -> RunOutcome:
+        with RunConsole(quiet=self.quiet) as console:
+            return self._execute(console)
+
+    def _execute(self, console: RunConsole) -> RunOutcome:
+        self._resolve()
+        if self.run_dir.exists():
+            raise ConfigError(
+                f"run directory {self.run_dir} already exists",
+                hint="choose another --run-id or remove the old run",
+            )
+        self.run_dir.mkdir(parents=True)
+        events = EventLog(self.run_dir / "events.jsonl")
+        started = utc_now()
+        run_info: dict[str, Any] = {
+            "status": "failed",
+            "started": started,
+            "end_reason": "error",
+        }
+        outcome: RunOutcome | None = None
+        try:
+            events.info(
+                "run_created",
+                run_id=self.run_id,
+                config=self.config.model_dump(mode="json"),
+            )
+            self._prepare(console)
+            self._write_manifest()
+            events.info("manifest_written", hashes=self.hashes)
+            self.registry.on_run_start(
+                RunStartEvent(
+                    self.run_id, self.run_dir, self.config.model_dump(mode="json")
+                )
+            )
+            console.print(f"run [bold]{self.run_id}[/] in {self.run_dir}")
+            baseline = self._baseline(console)
+            cached = " (cached)" if baseline.get("cached") else ""
+            console.print(
+                f"baseline {self.prepared.metric}: [bold]{baseline['score']:.2f}[/]"
+                f" on {baseline['n']} held-out examples{cached}"
+            )
+            events.info(
+                "baseline", score=baseline["score"], cached=baseline.get("cached")
+            )
+            outcome, agent_info = self._agent_phase(console, events, baseline["score"])
+            run_info.update(agent_info)
+            run_info["status"] = "completed"
+        except KeyboardInterrupt:
+            run_info.update(status="interrupted", end_reason="interrupted")
+            events.warning("run_interrupted")
+            raise
+        except AutorlError as exc:
+            run_info["error"] = str(exc)
+            events.warning("run_failed", error=str(exc))
+            raise
+        except Exception as exc:
+            run_info["error"] = f"{type(exc).__name__}: {exc}"
+            events.warning("run_failed", error=run_info["error"])
+            raise
+        finally:
+            run_info["ended"] = utc_now()
+            write_json(self.run_dir / "run.json", run_info)
+            self._finish(console, events)
+        return outcome
+
+    def _agent_phase(
+        self, console: RunConsole, events: EventLog, baseline_score: float
+    ) -> tuple[RunOutcome, dict[str, Any]]:
+        from autorl.grading.app import create_app
+        from autorl.grading.server import GradingServer
+        from autorl.grading.service import GradingService
+
+        cfg = self.config
+        build_workspace(self.workspace, self.prepared, self.model_info.path)
+        history = CodeHistory(
+            self.run_dir / "code-history.git", self.workspace / "code"
+        )
+        clock = BudgetClock(cfg.budget.wall_seconds)
+        token = secrets.token_urlsafe(32)
+
+        def notify(event: SubmissionEvent) -> None:
+            events.info("submission", **dict(event.record))
+            self.registry.on_submission(event)
+            score = "" if event.score is None else f" score {event.score:.2f}"
+            reason = f" ({event.reason})" if event.reason else ""
+            console.print(
+                f"submission {event.submission_id}: {event.status}{score}{reason}"
+            )
+
+        service = GradingService(
+            workspace=self.workspace,
+            storage=self.run_dir / "submissions",
+            log=SubmissionLog(self.run_dir / "submissions.jsonl"),
+            clock=clock,
+            max_submissions=cfg.budget.max_submissions,
+            baseline_score=baseline_score,
+            base_weight_hash=self.base_hash,
+            evaluate=lambda sid, ckpt, info: self._evaluate_submission(
+                sid, ckpt, info, console
+            ),
+            snapshot=history.snapshot,
+            notify=notify,
+            run_id=self.run_id,
+            keep_checkpoints=cfg.keep_checkpoints,
+        )
+        server = GradingServer(create_app(service, token)).start()
+        try:
+            text = instructions(
+                task=self.task.name,
+                metric=self.prepared.metric,
+                budget_seconds=cfg.budget.wall_seconds,
+                max_submissions=cfg.budget.max_submissions,
+                grader_url=server.url,
+                has_kit=self.prepared.kit_dir is not None,
+            )
+            (self.workspace / "instructions.md").write_text(text)
+            info = self._supervise(
+                console, events, service, clock, history, server.url, token, text
+            )
+            console.print("agent finished; waiting for queued evaluations")
+            service.drain()
+        finally:
+            server.stop()
+            service.close()
+        history.snapshot("end of run")
+        best = service.best_score()
+        outcome = RunOutcome(
+            self.run_id, self.run_dir, baseline_score, best, info["end_reason"]
+        )
+        return outcome, info
+
+    def _launch(self, url: str, token: str, text: str) -> AgentLaunch:
+        cfg = self.config
+        ctx = AgentContext(
+            workspace=self.workspace,
+            home=self.run_dir / "home",
+            task=self.task.name,
+            description=self.prepared.description,
+            instructions=text,
+            grader_url=url,
+            token=token,
+            budget_seconds=cfg.budget.wall_seconds,
+            max_submissions=cfg.budget.max_submissions,
+            seed=cfg.seed,
+            driver=cfg.driver,
+            python=sys.executable,
+            options=cfg.agent_options,
+        )
+        ctx.home.mkdir(parents=True, exist_ok=True)
+        launch = self.agent.launch(ctx)
+        env = {k: os.environ[k] for k in PASS_THROUGH_ENV if k in os.environ}
+        env.update(
+            {
+                "AUTORL_GRADER_URL": url,
+                "AUTORL_TOKEN": token,
+                "AUTORL_WORKSPACE": str(self.workspace),
+                "AUTORL_TASK": self.task.name,
+                "AUTORL_SEED": str(cfg.seed),
+                "AUTORL_BUDGET_SECONDS": str(cfg.budget.wall_seconds),
+                "PYTHONPATH": str(self.workspace / "kit"),
+            }
+        )
+        env.update(launch.env)
+        return AgentLaunch(argv=tuple(launch.argv), env=env)
+
+    def _supervise(
+        self,
+        console: RunConsole,
+        events: EventLog,
+        service: Any,
+        clock: BudgetClock,
+        history: CodeHistory,
+        url: str,
+        token: str,
+        text: str,
+    ) -> dict[str, Any]:
+        cfg = self.config
+        launch = self._launch(url, token, text)
+        events.info("agent_launch", argv=list(launch.argv), env_keys=sorted(launch.env))
+        clock.start()
+        proc = self.sandbox.start(
+            launch,
+            cwd=self.workspace,
+            home=self.run_dir / "home",
+            log_path=self.run_dir / "agent.log",
+        )
+        console.print(
+            f"agent [bold]{cfg.agent}[/] started (pid {proc.pid}); budget "
+            f"{cfg.budget.wall_seconds:.0f} s, {cfg.budget.max_submissions} submissions"
+        )
+        console.agent_started(cfg.budget.wall_seconds)
+        next_snapshot = time.monotonic() + cfg.snapshot_seconds
+        exit_code: int | None = None
+        end_reason = "deadline"
+        try:
+            while True:
+                exit_code = proc.wait(0.5)
+                console.agent_tick(clock.elapsed())
+                if exit_code is not None:
+                    end_reason = "agent_exit"
+                    break
+                for warning in clock.due_warnings():
+                    events.warning("budget_warning", message=warning)
+                    console.print(f"[yellow]budget: {warning}[/]")
+                if clock.expired():
+                    break
+                if (
+                    service.used >= cfg.budget.max_submissions
+                    and service.pending() == 0
+                ):
+                    end_reason = "max_submissions"
+                    break
+                if time.monotonic() >= next_snapshot:
+                    history.snapshot(f"periodic at {clock.elapsed():.0f} s")
+                    next_snapshot = time.monotonic() + cfg.snapshot_seconds
+        finally:
+            agent_seconds = clock.elapsed()
+            code = proc.terminate()
+            clock.stop()
+            console.agent_stopped()
+        if exit_code is None:
+            exit_code = code
+        events.info(
+            "agent_stopped",
+            reason=end_reason,
+            exit_code=exit_code,
+            seconds=agent_seconds,
+        )
+        console.print(
+            f"agent stopped: {end_reason} after {agent_seconds:.0f} s (exit {exit_code})"
+        )
+        return {
+            "end_reason": end_reason,
+            "agent_exit_code": exit_code,
+            "agent_seconds": round(agent_seconds, 2),
+            "budget_seconds": cfg.budget.wall_seconds,
+        }
+
+    def _finish(self, console: RunConsole, events: EventLog) -> None:
+        """Integrity check, reports, observers: never lose what was recorded."""
+        base = getattr(self, "model_info", None)
+        if base is not None and getattr(self, "base_hash", None):
+            current = hash_weights(base.path)
+            if current != self.base_hash:
+                events.warning(
+                    "base_model_modified", expected=self.base_hash, found=current
+                )
+                console.print(
+                    "[red]the base model in the cache was modified during the run[/]"
+                )
+                run_json = self.run_dir / "run.json"
+                data = json.loads(run_json.read_text())
+                data["integrity"] = {"base_model_modified": True}
+                write_json(run_json, data)
+        if (self.run_dir / "manifest.json").exists():
+            for name in self.config.reports:
+                try:
+                    report = self.registry.create("report", name)
+                    paths = report.render(self.run_dir, self.run_dir / "report")
+                    events.info(
+                        "report_written", report=name, paths=[str(p) for p in paths]
+                    )
+                except Exception as exc:
+                    events.warning("report_failed", report=name, error=repr(exc))
+                    console.print(f"[red]report {name!r} failed: {exc}[/]")
+            self._append_result()
+        self.registry.on_run_end(RunEndEvent(self.run_id, self.run_dir, {}))
+        events.info("run_end")
+        events.close()
+
+    def _append_result(self) -> None:
+        """Append this run's summary to the results store (``<runs_dir>/results.jsonl``)."""
+        summary_path = self.run_dir / "report" / "summary.json"
+        if not summary_path.exists():
+            return
+        line = json.dumps(json.loads(summary_path.read_text()), default=str)
+        with (self.run_dir.parent / "results.jsonl").open("a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+
+def run(
+    config: RunConfig, registry: Registry | None = None, quiet: bool = False
+) -> RunOutcome:
+    return Run(config, registry=registry, quiet=quiet).execute()

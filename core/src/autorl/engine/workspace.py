@@ -1,0 +1,113 @@
+"""Build the agent's workspace: the only directory the agent is told about.
+
+``data/`` and ``kit/`` are copies made read-only; ``models/base`` is a link to the converted model
+in the user cache (never a copy of the weights). File permissions do not bind a root agent, so the
+engine also re-hashes the base model after the run and flags any change.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from autorl.types import PreparedTask
+
+READ_ONLY_FILE = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+READ_ONLY_DIR = READ_ONLY_FILE | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+
+
+def make_read_only(root: Path) -> None:
+    for dirpath, _dirnames, filenames in os.walk(root):
+        for name in filenames:
+            os.chmod(Path(dirpath) / name, READ_ONLY_FILE)
+        os.chmod(dirpath, READ_ONLY_DIR)
+
+
+def make_writable(root: Path) -> None:
+    """Undo :func:`make_read_only` so a run directory can be deleted."""
+    if not root.exists():
+        return
+    for dirpath, _dirnames, filenames in os.walk(root):
+        os.chmod(dirpath, stat.S_IRWXU)
+        for name in filenames:
+            path = Path(dirpath) / name
+            if not path.is_symlink():
+                os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+
+
+def build_workspace(workspace: Path, prepared: PreparedTask, base_model: Path) -> None:
+    for sub in ("code", "output", "models"):
+        (workspace / sub).mkdir(parents=True, exist_ok=True)
+    data = workspace / "data"
+    data.mkdir()
+    for src in prepared.train_files:
+        shutil.copyfile(src, data / src.name)
+    make_read_only(data)
+    if prepared.kit_dir is not None:
+        shutil.copytree(
+            prepared.kit_dir,
+            workspace / "kit",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        make_read_only(workspace / "kit")
+    (workspace / "models" / "base").symlink_to(
+        base_model.resolve(), target_is_directory=True
+    )
+    (workspace / "description.md").write_text(prepared.description.rstrip() + "\n")
+
+
+def instructions(
+    *,
+    task: str,
+    metric: str,
+    budget_seconds: float,
+    max_submissions: int,
+    grader_url: str,
+    has_kit: bool,
+) -> str:
+    """The agent's rules and the grading API, generated from the run's real settings."""
+    minutes = budget_seconds / 60
+    kit = (
+        "- `kit/autorl_kit.py`: the task's train-split loader and train-time reward "
+        "(`PYTHONPATH` already points at `kit/`).\n"
+        if has_kit
+        else ""
+    )
+    return f"""# Instructions
+
+You are post-training a language model for the task **{task}** (see `description.md`).
+Improve the base model's **{metric}** on a held-out evaluation split that you cannot see.
+
+## Budget
+- Wall clock: **{minutes:.1f} minutes** ({budget_seconds:.0f} s) from your start. At the deadline
+  every process you started is stopped.
+- Submissions: at most **{max_submissions}** (re-submitting identical weights is free).
+- Warnings come at 50 % and 90 % of the time in `GET /budget` and in the
+  `X-Autorl-Budget-Warning` response header.
+
+## Workspace
+- `code/`: write your code here (it is snapshotted at every submission).
+- `data/`: the training split (read-only).
+- `models/base/`: the base model, a Hugging Face directory (read-only; do not modify it).
+- `output/`: save checkpoints here, one directory each (e.g. `output/v1`).
+{kit}- The evaluation data is not in the workspace and is never sent to you.
+
+## Grading API
+Base URL in `$AUTORL_GRADER_URL` (now {grader_url}); send `Authorization: Bearer $AUTORL_TOKEN`.
+- `POST /submit` with JSON `{{"model_path": "output/v1", "wait": true}}`: evaluate a checkpoint.
+  A checkpoint is a full model directory (`model.save_pretrained` + `tokenizer.save_pretrained`)
+  or a PEFT LoRA adapter directory (merged onto the base model by the grader).
+- `GET /submissions`, `GET /submissions/{{id}}`: status (`queued`, `evaluating`, `scored`,
+  `failed`, `duplicate`), score, baseline score, improvement, reason.
+- `GET /budget`: time left, submissions used, warnings.
+- `GET /health`; the schema at `/openapi.json`.
+
+Example:
+
+    curl -s -X POST "$AUTORL_GRADER_URL/submit" -H "Authorization: Bearer $AUTORL_TOKEN" \\
+         -H 'Content-Type: application/json' -d '{{"model_path": "output/v1", "wait": true}}'
+
+Your score is the best score among your valid submissions, measured by the grader.
+"""

@@ -1,0 +1,299 @@
+"""Submission intake and the evaluation queue, independent of HTTP.
+
+Every status change is appended to the submissions log (and fsynced) before the agent hears
+about it, so a crash never loses a submission. Evaluations run one at a time on a worker thread;
+they keep running after the deadline for submissions received before it.
+"""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autorl.checkpoints import (
+    CheckpointError,
+    CheckpointInfo,
+    confine,
+    copy_checkpoint,
+    validate,
+)
+from autorl.engine.budget import BudgetClock
+from autorl.engine.records_io import SubmissionLog, utc_now
+from autorl.events import SubmissionEvent
+
+FINAL = {"scored", "failed", "duplicate"}
+
+
+class SubmissionRefused(Exception):
+    """The submission is not accepted at all (bad path, deadline, quota): an HTTP 4xx."""
+
+    def __init__(self, status_code: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status_code = status_code
+        self.detail = detail
+
+
+@dataclass
+class Submission:
+    submission_id: int
+    model_path: str
+    received_elapsed_s: float
+    status: str = "received"
+    score: float | None = None
+    reason: str | None = None
+    weight_hash: str | None = None
+    code_revision: str | None = None
+    duplicate_of: int | None = None
+    copy_of_base: bool = False
+    done: threading.Event = field(default_factory=threading.Event, repr=False)
+
+
+EvaluateFn = Callable[[int, Path, CheckpointInfo], tuple[float, dict[str, Any]]]
+"""``evaluate(submission_id, checkpoint_dir, info) -> (score, extra record fields)``."""
+
+
+class GradingService:
+    """Owns submissions of one run. Thread-safe; the HTTP layer is a thin wrapper over it."""
+
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        storage: Path,
+        log: SubmissionLog,
+        clock: BudgetClock,
+        max_submissions: int,
+        baseline_score: float,
+        base_weight_hash: str,
+        evaluate: EvaluateFn,
+        snapshot: Callable[[str], str | None] = lambda message: None,
+        notify: Callable[[SubmissionEvent], None] = lambda event: None,
+        run_id: str = "",
+        keep_checkpoints: bool = False,
+    ) -> None:
+        self.workspace = workspace
+        self.output_dir = workspace / "output"
+        self.storage = storage
+        self.log = log
+        self.clock = clock
+        self.max_submissions = max_submissions
+        self.baseline_score = baseline_score
+        self.base_weight_hash = base_weight_hash
+        self._evaluate = evaluate
+        self._snapshot = snapshot
+        self._notify = notify
+        self.run_id = run_id
+        self.keep_checkpoints = keep_checkpoints
+        self._lock = threading.RLock()
+        self._subs: dict[int, Submission] = {}
+        self._by_hash: dict[str, int] = {}
+        self._queue: queue.Queue[tuple[Submission, Path, CheckpointInfo] | None] = (
+            queue.Queue()
+        )
+        self._worker = threading.Thread(
+            target=self._work, name="autorl-evaluator", daemon=True
+        )
+        self._worker.start()
+
+    # queries ----------------------------------------------------------------------------------
+
+    @property
+    def used(self) -> int:
+        """Submissions that count against the quota (duplicates do not)."""
+        with self._lock:
+            return sum(1 for s in self._subs.values() if s.status != "duplicate")
+
+    def best_score(self) -> float | None:
+        with self._lock:
+            scores = [s.score for s in self._subs.values() if s.status == "scored"]
+        return max(scores) if scores else None
+
+    def view(self, sub: Submission) -> dict[str, Any]:
+        best = self.best_score()
+        return {
+            "submission_id": sub.submission_id,
+            "status": sub.status,
+            "model_path": sub.model_path,
+            "score": sub.score,
+            "baseline_score": self.baseline_score,
+            "improvement": None
+            if sub.score is None
+            else round(sub.score - self.baseline_score, 4),
+            "best_score": best,
+            "reason": sub.reason,
+            "duplicate_of": sub.duplicate_of,
+            "weight_hash": sub.weight_hash,
+        }
+
+    def get(self, submission_id: int) -> dict[str, Any] | None:
+        with self._lock:
+            sub = self._subs.get(submission_id)
+        return None if sub is None else self.view(sub)
+
+    def all(self) -> list[dict[str, Any]]:
+        with self._lock:
+            subs = list(self._subs.values())
+        return [self.view(s) for s in subs]
+
+    def pending(self) -> int:
+        with self._lock:
+            return sum(1 for s in self._subs.values() if s.status not in FINAL)
+
+    # intake -----------------------------------------------------------------------------------
+
+    def _record(self, sub: Submission, status: str, **fields: Any) -> None:
+        """Append the status change to the log first, then update memory and observers."""
+        entry = {
+            "submission_id": sub.submission_id,
+            "status": status,
+            "time": utc_now(),
+            "elapsed_s": round(self.clock.elapsed(), 3),
+            **fields,
+        }
+        self.log.append(entry)
+        sub.status = status
+        self._notify(
+            SubmissionEvent(
+                run_id=self.run_id,
+                submission_id=sub.submission_id,
+                status=status,
+                score=fields.get("score"),
+                reason=fields.get("reason"),
+                record=entry,
+            )
+        )
+
+    def submit(
+        self, model_path: str, wait: bool = False, timeout: float | None = None
+    ) -> dict:
+        if self.clock.expired():
+            raise SubmissionRefused(
+                409, "the budget's deadline has passed: no more submissions"
+            )
+        try:
+            source = confine(self.workspace, self.output_dir, model_path)
+        except CheckpointError as exc:
+            raise SubmissionRefused(400, str(exc)) from None
+        with self._lock:
+            if self.used >= self.max_submissions:
+                raise SubmissionRefused(
+                    409,
+                    f"submission quota used up ({self.max_submissions} of {self.max_submissions})",
+                )
+            sub = Submission(len(self._subs) + 1, model_path, self.clock.elapsed())
+            self._subs[sub.submission_id] = sub
+            sub.code_revision = self._snapshot(f"submission {sub.submission_id}")
+            self._record(
+                sub,
+                "received",
+                model_path=model_path,
+                code_revision=sub.code_revision,
+            )
+            result = self._intake(sub, source)
+        if wait and result["status"] not in FINAL:
+            sub.done.wait(timeout)
+            return self.view(sub)
+        return result
+
+    def _intake(self, sub: Submission, source: Path) -> dict[str, Any]:
+        dest = self.storage / str(sub.submission_id) / "checkpoint"
+        try:
+            copy_checkpoint(source, dest, self.workspace)
+            info = validate(dest)
+        except (CheckpointError, OSError) as exc:
+            self._fail(sub, str(exc))
+            shutil.rmtree(dest, ignore_errors=True)
+            return self.view(sub)
+        sub.weight_hash = info.weight_hash
+        earlier = self._by_hash.get(info.weight_hash)
+        if earlier is not None:
+            original = self._subs[earlier]
+            sub.duplicate_of, sub.score, sub.reason = (
+                earlier,
+                original.score,
+                original.reason,
+            )
+            self._record(
+                sub,
+                "duplicate",
+                duplicate_of=earlier,
+                score=original.score,
+                weight_hash=info.weight_hash,
+                reason=f"same weights as submission {earlier}; not evaluated again",
+            )
+            sub.done.set()
+            shutil.rmtree(dest.parent, ignore_errors=True)
+            return self.view(sub)
+        self._by_hash[info.weight_hash] = sub.submission_id
+        if info.weight_hash == self.base_weight_hash:
+            sub.copy_of_base = True
+            sub.score = self.baseline_score
+            self._record(
+                sub,
+                "scored",
+                score=self.baseline_score,
+                weight_hash=info.weight_hash,
+                code_revision=sub.code_revision,
+                copy_of_base=True,
+                reason="identical to the base model: scored as the baseline",
+            )
+            sub.done.set()
+            shutil.rmtree(dest.parent, ignore_errors=True)
+            return self.view(sub)
+        self._record(sub, "queued", weight_hash=info.weight_hash, kind=info.kind)
+        self._queue.put((sub, dest, info))
+        return self.view(sub)
+
+    def _fail(self, sub: Submission, reason: str, **fields: Any) -> None:
+        sub.reason = reason
+        self._record(
+            sub, "failed", reason=reason, weight_hash=sub.weight_hash, **fields
+        )
+        sub.done.set()
+
+    # evaluation -------------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            sub, dest, info = item
+            try:
+                with self._lock:
+                    self._record(sub, "evaluating")
+                score, extra = self._evaluate(sub.submission_id, dest, info)
+                with self._lock:
+                    sub.score = float(score)
+                    self._record(
+                        sub,
+                        "scored",
+                        score=sub.score,
+                        weight_hash=sub.weight_hash,
+                        code_revision=sub.code_revision,
+                        copy_of_base=False,
+                        **extra,
+                    )
+                    sub.done.set()
+            except Exception as exc:
+                with self._lock:
+                    self._fail(sub, f"evaluation failed: {type(exc).__name__}: {exc}")
+            finally:
+                if not self.keep_checkpoints:
+                    shutil.rmtree(dest, ignore_errors=True)
+                self._queue.task_done()
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until every queued evaluation is final; True if none is left."""
+        with self._lock:
+            subs = list(self._subs.values())
+        return all(not (sub.status not in FINAL and not sub.done.wait(timeout)) for sub in subs)
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._worker.join(timeout=5)

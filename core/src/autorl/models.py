@@ -1,0 +1,48 @@
+"""The built-in ``hf`` model: a local Hugging Face directory, or a hub id when online."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autorl.errors import ConfigError
+from autorl.types import ModelInfo
+
+
+class HFDirectoryModel:
+    """``--model /path/to/dir`` or ``--model hf:org/name`` (downloaded with huggingface_hub)."""
+
+    name = "hf"
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def materialize(self, cache_dir: Path) -> ModelInfo:
+        if self.source.startswith("hf:"):
+            repo = self.source[3:]
+            try:
+                from huggingface_hub import snapshot_download
+
+                path = snapshot_download(repo, cache_dir=str(cache_dir / "hub"))
+            except Exception as exc:
+                raise ConfigError(
+                    f"cannot download model {repo!r} from the hub: {type(exc).__name__}: {exc}",
+                    hint="download it elsewhere and pass the local directory to --model",
+                ) from None
+            return ModelInfo(
+                name=self.source, path=Path(path), description=f"hub: {repo}"
+            )
+        path = Path(self.source).expanduser().resolve()
+        if not (path / "config.json").is_file():
+            raise ConfigError(
+                f"--model {self.source}: {path} is not a Hugging Face model directory "
+                "(no config.json)",
+                hint="pass a directory written by save_pretrained, or a name from "
+                "'autorl list model'",
+            )
+        return ModelInfo(
+            name=path.name, path=path, description=f"local directory {path}"
+        )
+
+
+def looks_like_path(name: str) -> bool:
+    return name.startswith(("/", ".", "~")) or Path(name).expanduser().is_dir()

@@ -1,0 +1,1 @@
+"""Sandboxes that run the agent apart from the harness."""
