@@ -76,12 +76,16 @@ def test_malformed_checkpoint_is_a_failed_submission_and_the_run_goes_on(grader:
     nocfg = write_checkpoint(grader.workspace / "output" / "nocfg", seed=1)
     (nocfg / "config.json").unlink()
     r = httpx.post(
-        f"{grader.url}/submit", json={"model_path": "output/nocfg", "wait": True}, headers=grader.auth
+        f"{grader.url}/submit",
+        json={"model_path": "output/nocfg", "wait": True},
+        headers=grader.auth,
     )
     assert "config.json missing" in r.json()["reason"]
     write_checkpoint(grader.workspace / "output" / "good", seed=2)
     r = httpx.post(
-        f"{grader.url}/submit", json={"model_path": "output/good", "wait": True}, headers=grader.auth
+        f"{grader.url}/submit",
+        json={"model_path": "output/good", "wait": True},
+        headers=grader.auth,
     )
     assert r.json()["status"] == "scored"
     assert r.json()["score"] == 23.0

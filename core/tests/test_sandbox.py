@@ -59,7 +59,9 @@ def test_agent_that_ignores_sigterm_and_forks_leaves_nothing(tmp_path: Path) -> 
     assert len(marked) >= 5, marked  # reaper, agent, 3 children (one detached)
     proc.terminate(grace=0.5)
     time.sleep(0.2)
-    survivors = [p for p in marked if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+    survivors = [
+        p for p in marked if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"
+    ]
     assert survivors == []
     assert proc.alive_processes() == []
 
