@@ -15,6 +15,19 @@ class HFDirectoryModel:
 
     def __init__(self, source: str) -> None:
         self.source = source
+        if not source.startswith("hf:"):
+            self._local_dir()  # fail before a run directory is created
+
+    def _local_dir(self) -> Path:
+        path = Path(self.source).expanduser().resolve()
+        if not (path / "config.json").is_file():
+            raise ConfigError(
+                f"--model {self.source}: {path} is not a Hugging Face model directory "
+                "(no config.json)",
+                hint="pass a directory written by save_pretrained, or a name from "
+                "'autorl list model'",
+            )
+        return path
 
     def materialize(self, cache_dir: Path) -> ModelInfo:
         if self.source.startswith("hf:"):
@@ -31,14 +44,7 @@ class HFDirectoryModel:
             return ModelInfo(
                 name=self.source, path=Path(path), description=f"hub: {repo}"
             )
-        path = Path(self.source).expanduser().resolve()
-        if not (path / "config.json").is_file():
-            raise ConfigError(
-                f"--model {self.source}: {path} is not a Hugging Face model directory "
-                "(no config.json)",
-                hint="pass a directory written by save_pretrained, or a name from "
-                "'autorl list model'",
-            )
+        path = self._local_dir()
         return ModelInfo(
             name=path.name, path=path, description=f"local directory {path}"
         )
