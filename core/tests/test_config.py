@@ -68,3 +68,21 @@ def test_durations_and_options() -> None:
     assert parse_options(("a=1", "b=x", "c=true"), "--task-option") == {"a": 1, "b": "x", "c": True}
     with pytest.raises(ConfigError):
         parse_options(("novalue",), "--task-option")
+
+
+def test_matrix_expands_to_the_cartesian_product(tmp_path: Path) -> None:
+    from autorl.config import load_configs
+
+    path = tmp_path / "matrix.toml"
+    path.write_text('task = "gsm8k"\n[matrix]\nmodel = ["tiny", "smollm2-135m"]\nseed = [0, 1, 2]\n')
+    configs = load_configs(path, {"agent": "scripted"})
+    assert len(configs) == 6
+    assert {(c.model, c.seed) for c in configs} == {
+        (m, s) for m in ("tiny", "smollm2-135m") for s in (0, 1, 2)
+    }
+    assert all(c.agent == "scripted" for c in configs)
+    with pytest.raises(ConfigError, match="describes 6 runs"):
+        load_config(path)
+    path.write_text("[matrix]\nmodel = []\n")
+    with pytest.raises(ConfigError, match="non-empty lists"):
+        load_configs(path)

@@ -6,6 +6,7 @@ into one readable :class:`~autorl.errors.ConfigError` that names the file and th
 
 from __future__ import annotations
 
+import itertools
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -24,12 +25,8 @@ class Budget(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    wall_seconds: float = Field(
-        600.0, gt=0, description="Agent phase wall clock, seconds."
-    )
-    max_submissions: int = Field(
-        8, ge=1, description="Submissions accepted, duplicates excluded."
-    )
+    wall_seconds: float = Field(600.0, gt=0, description="Agent phase wall clock, seconds.")
+    max_submissions: int = Field(8, ge=1, description="Submissions accepted, duplicates excluded.")
 
 
 class RunConfig(BaseModel):
@@ -49,12 +46,11 @@ class RunConfig(BaseModel):
     run_id: str | None = None
     device: str = "auto"
     keep_checkpoints: bool = False
-    snapshot_seconds: float = Field(
-        60.0, gt=0, description="Period of code-history snapshots."
-    )
+    snapshot_seconds: float = Field(60.0, gt=0, description="Period of code-history snapshots.")
     task_options: dict[str, Any] = Field(default_factory=dict)
     agent_options: dict[str, Any] = Field(default_factory=dict)
     evaluator_options: dict[str, Any] = Field(default_factory=dict)
+    executor: str = Field("local", description="Runs a matrix: see load_configs.")
 
     @field_validator("task", "agent", "model", "sandbox")
     @classmethod
@@ -67,18 +63,14 @@ class RunConfig(BaseModel):
     @classmethod
     def _safe_run_id(cls, value: str | None) -> str | None:
         if value is not None and (not value or "/" in value or value.startswith(".")):
-            raise ValueError(
-                "must be a plain directory name (no '/', not starting with '.')"
-            )
+            raise ValueError("must be a plain directory name (no '/', not starting with '.')")
         return value
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
     """Read a TOML or YAML file into a dict; syntax errors name the file and the line."""
     if not path.is_file():
-        raise ConfigError(
-            f"config file not found: {path}", hint="check the path given to --config"
-        )
+        raise ConfigError(f"config file not found: {path}", hint="check the path given to --config")
     text = path.read_text(encoding="utf-8")
     suffix = path.suffix.lower()
     try:
@@ -115,12 +107,36 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def load_config(
+def load_configs(
     path: Path | None = None, overrides: dict[str, Any] | None = None
-) -> RunConfig:
-    """File values first, then flag overrides (only the flags the user gave)."""
+) -> list[RunConfig]:
+    """One config per cell of the file's ``[matrix]`` table (a cartesian product), else one.
+
+    ``[matrix]`` maps a field to a list of values, e.g. ``model = ["tiny", "smollm2-135m"]`` and
+    ``seed = [0, 1, 2]`` give six runs. Flags override every cell.
+    """
     data = read_config_file(path) if path else {}
-    data = _merge(data, overrides or {})
+    matrix = data.pop("matrix", None) or {}
+    if not isinstance(matrix, dict) or not all(isinstance(v, list) and v for v in matrix.values()):
+        raise ConfigError(
+            f"config file {path}: [matrix] must map field names to non-empty lists",
+            hint='e.g. [matrix] with model = ["tiny", "smollm2-135m"] and seed = [0, 1]',
+        )
+    cells = [
+        dict(zip(matrix, values, strict=True)) for values in itertools.product(*matrix.values())
+    ]
+    return [_validate(_merge(_merge(data, cell), overrides or {}), path) for cell in cells or [{}]]
+
+
+def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
+    """File values first, then flag overrides (only the flags the user gave)."""
+    configs = load_configs(path, overrides)
+    if len(configs) != 1:
+        raise ConfigError(f"config file {path} describes {len(configs)} runs (a [matrix])")
+    return configs[0]
+
+
+def _validate(data: dict[str, Any], path: Path | None) -> RunConfig:
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
@@ -128,13 +144,9 @@ def load_config(
         lines = []
         for err in exc.errors():
             loc = ".".join(str(part) for part in err["loc"]) or "(top level)"
-            got = (
-                f" (got {err['input']!r})"
-                if "input" in err and err["type"] != "missing"
-                else ""
-            )
+            got = f" (got {err['input']!r})" if "input" in err and err["type"] != "missing" else ""
             lines.append(f"  {loc}: {err['msg']}{got}")
         raise ConfigError(
             f"{where} is invalid:\n" + "\n".join(lines),
-            hint="see 'autorl run --help' and docs/cli.md for the fields and their types",
+            hint="see 'autorl run --help' and docs/running.md for the fields and their types",
         ) from None

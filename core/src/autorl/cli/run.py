@@ -49,33 +49,21 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
     help="TOML or YAML run config.",
 )
 @click.option("--task", help="Task name (default: gsm8k). See 'autorl list task'.")
-@click.option(
-    "--agent", help="Agent name (default: scripted). See 'autorl list agent'."
-)
+@click.option("--agent", help="Agent name (default: scripted). See 'autorl list agent'.")
 @click.option(
     "--model",
     help="Base model: a name from 'autorl list model', a local HF dir, or hf:org/name.",
 )
-@click.option(
-    "--driver", help="Driver LLM as <backend>/<model>, for agents that use one."
-)
-@click.option(
-    "--seed", type=int, help="Seed for data order, training recipes and sampling."
-)
-@click.option(
-    "--budget", help="Agent wall-clock budget: seconds or 10m / 1.5h (default 10m)."
-)
-@click.option(
-    "--max-submissions", type=int, help="Submissions the agent may make (default 8)."
-)
+@click.option("--driver", help="Driver LLM as <backend>/<model>, for agents that use one.")
+@click.option("--seed", type=int, help="Seed for data order, training recipes and sampling.")
+@click.option("--budget", help="Agent wall-clock budget: seconds or 10m / 1.5h (default 10m).")
+@click.option("--max-submissions", type=int, help="Submissions the agent may make (default 8).")
 @click.option(
     "--runs-dir",
     type=click.Path(path_type=Path),
     help="Where run directories go (default ./runs).",
 )
-@click.option(
-    "--run-id", help="Name of the run directory (default: time-task-agent-xxxx)."
-)
+@click.option("--run-id", help="Name of the run directory (default: time-task-agent-xxxx).")
 @click.option("--sandbox", help="Sandbox name (default: local).")
 @click.option(
     "--report",
@@ -84,12 +72,8 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
     help="Report plugin(s) to render (default: basic).",
 )
 @click.option("--device", help="auto, cpu or cuda (evaluation).")
-@click.option(
-    "--task-option", multiple=True, metavar="KEY=VALUE", help="Passed to the task."
-)
-@click.option(
-    "--agent-option", multiple=True, metavar="KEY=VALUE", help="Passed to the agent."
-)
+@click.option("--task-option", multiple=True, metavar="KEY=VALUE", help="Passed to the task.")
+@click.option("--agent-option", multiple=True, metavar="KEY=VALUE", help="Passed to the agent.")
 @click.option(
     "--evaluator-option",
     multiple=True,
@@ -109,7 +93,7 @@ def run(config_path: Path | None, quiet: bool, **flags: Any) -> None:
     With no options: the embedded default (task gsm8k on its offline split, agent scripted,
     model smollm2-135m), offline on CPU.
     """
-    from autorl.config import load_config
+    from autorl.config import load_configs
 
     overrides: dict[str, Any] = {}
     budget: dict[str, Any] = {}
@@ -144,11 +128,20 @@ def run(config_path: Path | None, quiet: bool, **flags: Any) -> None:
         budget["wall_seconds"] = parse_duration(raw_budget)
     if budget:
         overrides["budget"] = budget
-    config = load_config(config_path, overrides)
+    configs = load_configs(config_path, overrides)
+    if len(configs) == 1:
+        _report(_execute(configs[0], quiet))
+        return
+    _run_matrix(configs, quiet)
 
+
+def _execute(config: Any, quiet: bool) -> Any:
     from autorl.engine.run import run as execute
 
-    outcome = execute(config, quiet=quiet)
+    return execute(config, quiet=quiet)
+
+
+def _report(outcome: Any) -> None:
     improvement = outcome.improvement
     best = "none" if outcome.best_score is None else f"{outcome.best_score:.2f}"
     delta = "n/a" if improvement is None else f"{improvement:+.2f}"
@@ -157,3 +150,32 @@ def run(config_path: Path | None, quiet: bool, **flags: Any) -> None:
         f"improvement {delta} (ended by {outcome.end_reason})\n"
         f"report: {outcome.run_dir / 'report' / 'report.md'}"
     )
+
+
+def _run_matrix(configs: list[Any], quiet: bool) -> None:
+    """Run every cell through the configured executor; one failed cell does not stop the rest."""
+    from autorl.errors import AutorlError
+    from autorl.registry import get_registry
+
+    executor = get_registry().create("executor", configs[0].executor)
+    click.echo(f"matrix of {len(configs)} runs (executor {configs[0].executor})")
+
+    def one(config: Any) -> tuple[Any, str | None]:
+        if config.run_id is not None:
+            config = config.model_copy(
+                update={"run_id": f"{config.run_id}-{configs.index(config)}"}
+            )
+        try:
+            return _execute(config, quiet), None
+        except AutorlError as exc:
+            return None, str(exc)
+
+    failed = 0
+    for config, (outcome, error) in zip(configs, executor.map(one, configs), strict=True):
+        if outcome is not None:
+            _report(outcome)
+        else:
+            failed += 1
+            click.echo(f"run {config.task}/{config.agent}/{config.model} failed: {error}", err=True)
+    if failed:
+        raise SystemExit(1)
