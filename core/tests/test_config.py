@@ -74,7 +74,9 @@ def test_matrix_expands_to_the_cartesian_product(tmp_path: Path) -> None:
     from autorl.config import load_configs
 
     path = tmp_path / "matrix.toml"
-    path.write_text('task = "gsm8k"\n[matrix]\nmodel = ["tiny", "smollm2-135m"]\nseed = [0, 1, 2]\n')
+    path.write_text(
+        'task = "gsm8k"\n[matrix]\nmodel = ["tiny", "smollm2-135m"]\nseed = [0, 1, 2]\n'
+    )
     configs = load_configs(path, {"agent": "scripted"})
     assert len(configs) == 6
     assert {(c.model, c.seed) for c in configs} == {
