@@ -1,5 +1,109 @@
-"""Placeholder; replaced by the CLI implementation."""
+"""The ``autorl`` command: a click group whose subcommands are imported only when used.
+
+Start-up stays fast (``autorl --help`` imports neither rich nor FastAPI nor any plugin's heavy
+code): built-in commands are listed by name and one-line help; their modules load on invocation.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from autorl.errors import AutorlError
+
+BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
+    "version": ("autorl.cli.info:version", "Show the versions of autorl and its plugins."),
+    "plugins": ("autorl.cli.info:plugins", "List installed plugins, or diagnose broken ones."),
+    "list": ("autorl.cli.info:list_components", "List the components of one kind."),
+    "run": ("autorl.cli.run:run", "Run an agent on a task under a budget, and report."),
+    "report": ("autorl.cli.runs:report", "Re-render the report of a finished run."),
+    "runs": ("autorl.cli.runs:runs", "List runs and their best improvement."),
+}
 
 
-def main() -> None:
-    raise SystemExit("autorl CLI: not yet available")
+def _debug() -> bool:
+    return os.environ.get("AUTORL_DEBUG", "").lower() in {"1", "true", "yes"}
+
+
+class LazyGroup(click.Group):
+    """Resolve subcommands from import strings on demand; plugin commands come from the registry."""
+
+    def _plugin_commands(self) -> dict[str, tuple[str, str]]:
+        from autorl.registry import get_registry
+
+        found = {}
+        for entry in get_registry().entries("command"):
+            if entry.name not in BUILTIN_COMMANDS:
+                found[entry.name] = (entry.spec.factory, entry.spec.description)
+        return found
+
+    def _table(self, ctx: click.Context) -> dict[str, tuple[str, str]]:
+        return {**BUILTIN_COMMANDS, **self._plugin_commands()}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self._table(ctx))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = BUILTIN_COMMANDS.get(cmd_name) or self._plugin_commands().get(cmd_name)
+        if target is None:
+            return None
+        from autorl.registry import import_object
+
+        try:
+            command = import_object(target[0])
+        except ImportError as exc:
+            return _Placeholder(cmd_name, f"{target[1]} (not available: {exc})", broken=True)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_) for name, (_, help_) in sorted(self._table(ctx).items())]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AutorlError as exc:
+            click.secho(f"error: {exc.message}", fg="red", err=True)
+            if exc.hint:
+                click.echo(f"  hint: {exc.hint}", err=True)
+            ctx.exit(exc.exit_code)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            if _debug():
+                raise
+            click.secho(f"error: {type(exc).__name__}: {exc}", fg="red", err=True)
+            click.echo("  run again with --debug (or AUTORL_DEBUG=1) for the traceback", err=True)
+            ctx.exit(1)
+
+
+class _Placeholder(click.Command):
+    """A command known by name only (for --help listings, or when its module is missing)."""
+
+    def __init__(self, name: str, help_: str, broken: bool = False) -> None:
+        super().__init__(name, help=help_, short_help=help_)
+        self.broken = broken
+
+    def invoke(self, ctx: click.Context) -> Any:
+        raise AutorlError(f"'autorl {self.name}' is not yet available: {self.help}")
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks of unexpected errors.")
+@click.version_option(package_name="autorl", message="autorl %(version)s")
+def cli(debug: bool) -> None:
+    """autorl: can LLM agents engineer RL post-training? Run, grade and report agent runs."""
+    if debug:
+        os.environ["AUTORL_DEBUG"] = "1"
+
+
+def main(argv: list[str] | None = None) -> None:
+    cli.main(args=argv, prog_name="autorl")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""``python -m autorl`` is the ``autorl`` command."""
+
+from autorl.cli.main import main
+
+main()

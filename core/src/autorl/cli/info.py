@@ -1,0 +1,128 @@
+"""``autorl version``, ``autorl plugins list|doctor`` and ``autorl list KIND``.
+
+These read specs only: no plugin factory is imported, so they stay fast and work even when a
+plugin's heavy dependencies are missing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from autorl.specs import KINDS
+
+PLURALS = {("sandboxes" if kind == "sandbox" else f"{kind}s"): kind for kind in KINDS}
+
+
+def _registry() -> Any:
+    from autorl.registry import get_registry
+
+    return get_registry()
+
+
+def _supplied(registry: Any) -> dict[str, dict[str, list[str]]]:
+    """plugin name -> kind -> names it supplies."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for kind in KINDS:
+        for entry in registry.entries(kind):
+            out.setdefault(entry.provider, {}).setdefault(kind, []).append(entry.name)
+    return out
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def version(as_json: bool) -> None:
+    """Show the versions of autorl and of every plugin distribution."""
+    from autorl import __version__
+
+    registry = _registry()
+    rows = {"autorl": __version__}
+    for plugin in registry.plugins:
+        if plugin.distribution and plugin.distribution != "autorl":
+            rows[plugin.distribution] = plugin.version or "?"
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for name, ver in rows.items():
+        click.echo(f"{name} {ver}")
+
+
+@click.group()
+def plugins() -> None:
+    """Inspect installed plugins."""
+
+
+@plugins.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def plugins_list(as_json: bool) -> None:
+    """Every plugin: distribution, version, status, and the names it supplies."""
+    registry = _registry()
+    supplied = _supplied(registry)
+    rows = [
+        {
+            "name": p.name,
+            "distribution": p.distribution,
+            "version": p.version,
+            "module": p.module,
+            "status": p.status,
+            "error": p.error,
+            "supplies": supplied.get(p.name, {}),
+        }
+        for p in registry.plugins
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("plugin", "version", "status", "supplies")
+    for row in rows:
+        supplies = "; ".join(f"{k}: {', '.join(v)}" for k, v in row["supplies"].items())
+        status = row["status"] if not row["error"] else f"{row['status']}: {row['error']}"
+        table.add_row(row["name"], row["version"] or "", status, supplies)
+    Console().print(table)
+
+
+@plugins.command("doctor")
+def plugins_doctor() -> None:
+    """Check every plugin; exit non-zero on any problem (load errors, bad hooks, clashes)."""
+    registry = _registry()
+    problems = registry.problems()
+    loaded = [p for p in registry.plugins if p.status == "loaded"]
+    if not problems:
+        click.echo(f"all {len(loaded)} plugins OK")
+        return
+    for problem in problems:
+        click.secho(f"plugin {problem.plugin!r}: {problem.message}", fg="red", err=True)
+        if problem.details:
+            tail = problem.details.strip().splitlines()[-6:]
+            click.echo("\n".join("    " + line for line in tail), err=True)
+    click.echo(f"{len(problems)} problem(s); {len(loaded)} plugins loaded", err=True)
+    raise SystemExit(1)
+
+
+@click.command("list")
+@click.argument("kind", type=click.Choice(sorted([*KINDS, *PLURALS])), metavar="KIND")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def list_components(kind: str, as_json: bool) -> None:
+    """List the components of one KIND (task, agent, evaluator, report, driver, model,
+    sandbox, executor, command)."""
+    kind = PLURALS.get(kind, kind)
+    entries = _registry().entries(kind)
+    rows = [e.as_dict() for e in entries]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo(f"no {kind} installed")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("name", "provider", "description")
+    for row in rows:
+        table.add_row(row["name"], row["provider"], row["description"])
+    Console().print(table)
