@@ -1,0 +1,1 @@
+"""Transformers-backed model loading, batched generation and checkpoint merging for autorl."""
