@@ -90,7 +90,7 @@ def plugins_list(as_json: bool) -> None:
 def plugins_doctor() -> None:
     """Check every plugin; exit non-zero on any problem (load errors, bad hooks, clashes)."""
     registry = _registry()
-    problems = registry.problems()
+    problems = [*registry.problems(), *_shadowed_commands(registry)]
     loaded = [p for p in registry.plugins if p.status == "loaded"]
     if not problems:
         click.echo(f"all {len(loaded)} plugins OK")
@@ -102,6 +102,18 @@ def plugins_doctor() -> None:
             click.echo("\n".join("    " + line for line in tail), err=True)
     click.echo(f"{len(problems)} problem(s); {len(loaded)} plugins loaded", err=True)
     raise SystemExit(1)
+
+
+def _shadowed_commands(registry: Any) -> list[Any]:
+    """Plugin commands that a built-in command hides (they could never run)."""
+    from autorl.cli.main import BUILTIN_COMMANDS
+    from autorl.registry import Problem
+
+    return [
+        Problem(e.provider, f"command {e.name!r} is hidden by the built-in 'autorl {e.name}'")
+        for e in registry.entries("command")
+        if e.name in BUILTIN_COMMANDS
+    ]
 
 
 @click.command("list")
@@ -126,3 +138,26 @@ def list_components(kind: str, as_json: bool) -> None:
     for row in rows:
         table.add_row(row["name"], row["provider"], row["description"])
     Console().print(table)
+
+
+@click.command()
+@click.argument("kind", type=click.Choice(sorted([*KINDS, *PLURALS])), metavar="KIND")
+@click.argument("name")
+@click.option("--check", is_flag=True, help="Also build it and check its protocol.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def show(kind: str, name: str, check: bool, as_json: bool) -> None:
+    """Resolve NAME (bare, or provider/name) among the components of KIND and show its spec."""
+    kind = PLURALS.get(kind, kind)
+    registry = _registry()
+    entry = registry.get(kind, name)
+    row = entry.as_dict()
+    if check:
+        instance = registry.create(kind, entry.qualified_name)
+        row["check"] = f"OK: {type(instance).__module__}.{type(instance).__qualname__}"
+    if as_json:
+        click.echo(json.dumps(row, indent=2))
+        return
+    width = max(len(key) for key in row)
+    for key, value in row.items():
+        if value not in (None, {}, ""):
+            click.echo(f"{key.ljust(width)}  {value}")

@@ -17,6 +17,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "version": ("autorl.cli.info:version", "Show the versions of autorl and its plugins."),
     "plugins": ("autorl.cli.info:plugins", "List installed plugins, or diagnose broken ones."),
     "list": ("autorl.cli.info:list_components", "List the components of one kind."),
+    "show": ("autorl.cli.info:show", "Resolve one component by name and show its spec."),
     "run": ("autorl.cli.run:run", "Run an agent on a task under a budget, and report."),
     "report": ("autorl.cli.runs:report", "Re-render the report of a finished run."),
     "runs": ("autorl.cli.runs:runs", "List runs and their best improvement."),
@@ -53,8 +54,14 @@ class LazyGroup(click.Group):
 
         try:
             command = import_object(target[0])
-        except ImportError as exc:
+        except (ImportError, AttributeError) as exc:
             return _Placeholder(cmd_name, f"{target[1]} (not available: {exc})", broken=True)
+        if not isinstance(command, click.Command):
+            return _Placeholder(
+                cmd_name,
+                f"{target[0]} is a {type(command).__name__}, not a click command",
+                broken=True,
+            )
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -66,19 +73,24 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except AutorlError as exc:
-            click.secho(f"error: {exc.message}", fg="red", err=True)
-            if exc.hint:
-                click.echo(f"  hint: {exc.hint}", err=True)
-            ctx.exit(exc.exit_code)
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:
-            if _debug():
-                raise
-            click.secho(f"error: {type(exc).__name__}: {exc}", fg="red", err=True)
-            click.echo("  run again with --debug (or AUTORL_DEBUG=1) for the traceback", err=True)
-            ctx.exit(1)
+            ctx.exit(report_error(exc))
+
+
+def report_error(exc: BaseException) -> int:
+    """Print an error without a traceback (unless debugging); return the exit code."""
+    if isinstance(exc, AutorlError):
+        click.secho(f"error: {exc.message}", fg="red", err=True)
+        if exc.hint:
+            click.echo(f"  hint: {exc.hint}", err=True)
+        return exc.exit_code
+    if _debug():
+        raise exc
+    click.secho(f"error: {type(exc).__name__}: {exc}", fg="red", err=True)
+    click.echo("  run again with --debug (or AUTORL_DEBUG=1) for the traceback", err=True)
+    return 1
 
 
 class _Placeholder(click.Command):
@@ -102,7 +114,12 @@ def cli(debug: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    cli.main(args=argv, prog_name="autorl")
+    """Console-script entry point; errors raised while listing commands (strict plugin mode,
+    a broken registry) are reported like errors inside a command."""
+    try:
+        cli.main(args=argv, prog_name="autorl")
+    except AutorlError as exc:
+        raise SystemExit(report_error(exc)) from None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,385 @@
+"""Conformance base classes: the checks every plugin of a kind must pass, reusable by subclassing.
+
+The class names do not start with ``Test`` so pytest collects only your subclasses. Each check is
+cheap (no model download, no LLM call): heavier behaviour is opt-in through a hook method that a
+subclass overrides (for example :meth:`EvaluatorConformance.eval_request`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from autorl.testing.helpers import (
+    HEAVY_MODULES,
+    heavy_modules_imported_by,
+    load_module,
+    plugin_name_of,
+    registry_with,
+)
+
+
+class PluginConformance:
+    """Checks common to every kind: light hookimpl module, valid specs, importable factory."""
+
+    plugin_module: ClassVar[str] = ""
+    """Import name of the hookimpl module (the value of your ``autorl.plugins`` entry point)."""
+    kind: ClassVar[str] = ""
+    component: ClassVar[str | None] = None
+    """Name of the component under test; may be omitted when the module supplies exactly one."""
+    component_options: ClassVar[Mapping[str, Any]] = {}
+    """Keyword arguments passed to the factory."""
+    heavy_modules: ClassVar[tuple[str, ...]] = HEAVY_MODULES
+
+    # helpers ----------------------------------------------------------------------------------
+
+    def _require_config(self) -> None:
+        if not self.plugin_module:
+            pytest.fail(
+                f"{type(self).__name__}: set plugin_module = 'your_package.plugin' "
+                "(the module your autorl.plugins entry point names)"
+            )
+
+    def registry(self) -> Any:
+        """A fresh registry holding only the plugin under test (its name: the dashed package)."""
+        self._require_config()
+        return registry_with(self.plugin_module)
+
+    def provider(self) -> str:
+        return plugin_name_of(load_module(self.plugin_module))
+
+    def component_name(self) -> str:
+        registry = self.registry()
+        names = registry.names(self.kind)
+        if self.component is not None:
+            if self.component not in names:
+                pytest.fail(
+                    f"{self.plugin_module} supplies no {self.kind} named {self.component!r}; "
+                    f"it supplies: {', '.join(names) or '(none)'}"
+                )
+            return self.component
+        if len(names) != 1:
+            pytest.fail(
+                f"{self.plugin_module} supplies {len(names)} {self.kind}s ({', '.join(names)}); "
+                f"set component = '<name>' in {type(self).__name__}"
+            )
+        return names[0]
+
+    def create(self) -> Any:
+        """Build the component through the registry, which checks it against the protocol."""
+        return self.registry().create(self.kind, self.component_name(), **self.component_options)
+
+    # checks -----------------------------------------------------------------------------------
+
+    def test_hookimpl_module_imports_no_heavy_library(self) -> None:
+        self._require_config()
+        heavy = heavy_modules_imported_by(self.plugin_module, self.heavy_modules)
+        assert not heavy, (
+            f"importing {self.plugin_module} pulls in {', '.join(heavy)}: hookimpl modules are "
+            "imported by every autorl command; move those imports into the factory's module"
+        )
+
+    def test_specs_are_valid(self) -> None:
+        registry = self.registry()
+        problems = registry.problems()
+        assert not problems, "; ".join(f"{p.plugin}: {p.message}" for p in problems)
+        assert registry.names(self.kind), f"{self.plugin_module} registers no {self.kind}"
+        for entry in registry.entries(self.kind):
+            assert entry.spec.description.strip(), (
+                f"{self.kind} {entry.name!r} has no description (shown by 'autorl list')"
+            )
+            json.dumps(dict(entry.spec.options))  # options must be JSON-serialisable
+
+    def test_hookimpls_take_no_defaulted_arguments(self) -> None:
+        module = load_module(self.plugin_module)
+        for attr in dir(module):
+            fn = getattr(module, attr)
+            if attr.startswith("autorl_") and callable(fn):
+                defaulted = [
+                    p.name
+                    for p in inspect.signature(fn).parameters.values()
+                    if p.default is not inspect.Parameter.empty
+                ]
+                assert not defaulted, (
+                    f"{attr} declares defaulted arguments {defaulted}: pluggy never passes them"
+                )
+
+    def test_factory_imports(self) -> None:
+        factory = self.registry().load_factory(self.kind, self.component_name())
+        assert callable(factory), f"factory of {self.component_name()!r} is not callable"
+
+    def test_resolves_by_bare_and_qualified_name(self) -> None:
+        registry = self.registry()
+        name = self.component_name()
+        entry = registry.get(self.kind, name)
+        assert registry.get(self.kind, entry.qualified_name) == entry
+
+    def test_instance_follows_protocol(self) -> None:
+        instance = self.create()
+        assert isinstance(getattr(instance, "name", None), str), (
+            f"{self.kind} instances need a 'name' attribute (str)"
+        )
+
+
+class TaskConformance(PluginConformance):
+    """A task prepares existing files, a train split disjoint from eval, and names an evaluator."""
+
+    kind: ClassVar[str] = "task"
+    task_options: ClassVar[Mapping[str, Any]] = {}
+    """``[task_options]`` passed in the ``TaskContext`` (for example a path to shipped data)."""
+
+    def prepare(self, cache_dir: Path) -> Any:
+        from autorl.types import TaskContext
+
+        task = self.create()
+        return task.prepare(TaskContext(cache_dir=cache_dir, seed=0, options=self.task_options))
+
+    def test_prepare_returns_existing_files(self, tmp_path: Path) -> None:
+        prepared = self.prepare(tmp_path / "cache")
+        assert prepared.train_files, "prepare() returned no train files"
+        for path in prepared.train_files:
+            assert Path(path).is_file(), f"train file {path} does not exist"
+        assert Path(prepared.eval_path).is_file(), f"eval file {prepared.eval_path} does not exist"
+        assert prepared.description.strip(), "the task description is empty"
+        assert isinstance(prepared.evaluator, str) and prepared.evaluator, "no evaluator named"
+        if prepared.kit_dir is not None:
+            assert Path(prepared.kit_dir).is_dir(), f"kit_dir {prepared.kit_dir} is not a dir"
+
+    def test_eval_split_is_json_lines(self, tmp_path: Path) -> None:
+        prepared = self.prepare(tmp_path / "cache")
+        lines = Path(prepared.eval_path).read_text(encoding="utf-8").splitlines()
+        rows = [line for line in lines if line.strip()]
+        assert rows, f"eval split {prepared.eval_path} is empty"
+        for number, line in enumerate(rows, 1):
+            try:
+                json.loads(line)
+            except json.JSONDecodeError as exc:
+                pytest.fail(f"{prepared.eval_path}:{number}: not JSON: {exc}")
+
+    def test_train_split_is_disjoint_from_eval(self, tmp_path: Path) -> None:
+        prepared = self.prepare(tmp_path / "cache")
+        eval_path = Path(prepared.eval_path).resolve()
+        eval_rows = {
+            json.dumps(json.loads(line), sort_keys=True)
+            for line in eval_path.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        }
+        for path in prepared.train_files:
+            assert Path(path).resolve() != eval_path, "the eval file is among the train files"
+            for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    row = json.dumps(json.loads(line), sort_keys=True)
+                except json.JSONDecodeError:
+                    continue
+                assert row not in eval_rows, f"{path} contains an eval example: {line[:200]}"
+
+    def test_prepare_is_repeatable_on_the_same_cache(self, tmp_path: Path) -> None:
+        first = self.prepare(tmp_path / "cache")
+        second = self.prepare(tmp_path / "cache")
+        assert Path(first.eval_path).read_bytes() == Path(second.eval_path).read_bytes(), (
+            "preparing twice on the same cache gave a different eval split"
+        )
+
+
+class EvaluatorConformance(PluginConformance):
+    """An evaluator has ``evaluate``; a subclass may supply a real request to score end to end."""
+
+    kind: ClassVar[str] = "evaluator"
+
+    def eval_request(self, tmp_path: Path) -> Any:
+        """Return an ``EvalRequest`` on a tiny model to run a real evaluation, or None to skip."""
+        return None
+
+    def test_evaluate_accepts_a_request(self) -> None:
+        params = inspect.signature(self.create().evaluate).parameters
+        assert len(params) >= 1, "evaluate(request) must take the request"
+
+    def test_evaluate_scores_in_percent(self, tmp_path: Path) -> None:
+        request = self.eval_request(tmp_path)
+        if request is None:
+            pytest.skip("no eval_request() given: override it to run a real evaluation")
+        result = self.create().evaluate(request)
+        assert 0.0 <= result.score <= 100.0, f"score {result.score} is not a percentage"
+        assert result.n > 0, "the evaluation counted no example"
+        json.dumps(dict(result.metrics), default=str)
+
+
+class AgentConformance(PluginConformance):
+    """An agent's launch is argv strings plus an environment that leaks no host secret."""
+
+    kind: ClassVar[str] = "agent"
+    agent_options: ClassVar[Mapping[str, Any]] = {}
+    driver: ClassVar[str | None] = None
+
+    def agent_context(self, tmp_path: Path) -> Any:
+        from autorl.types import AgentContext
+
+        workspace = tmp_path / "workspace"
+        for sub in ("code", "data", "output", "models"):
+            (workspace / sub).mkdir(parents=True, exist_ok=True)
+        (workspace / "description.md").write_text("Train the model.\n", encoding="utf-8")
+        return AgentContext(
+            workspace=workspace,
+            home=tmp_path / "home",
+            task="conformance",
+            description="Train the model.",
+            instructions="Submit checkpoints to the grading API.",
+            grader_url="http://127.0.0.1:9/",
+            token="conformance-token",
+            budget_seconds=60.0,
+            max_submissions=3,
+            driver=self.driver,
+            gateway_url="http://127.0.0.1:9/" if self.driver else None,
+            python=sys.executable,
+            options=self.agent_options,
+        )
+
+    def test_launch_is_well_formed(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        secret = "host-secret-that-must-not-leak"
+        for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "AUTORL_ADMIN"):
+            monkeypatch.setenv(var, secret)
+        launch = self.create().launch(self.agent_context(tmp_path))
+        assert launch.argv and all(isinstance(a, str) for a in launch.argv), (
+            f"AgentLaunch.argv must be a non-empty tuple of str, got {launch.argv!r}"
+        )
+        for key, value in launch.env.items():
+            assert isinstance(key, str) and isinstance(value, str), f"env {key!r} is not str"
+            assert secret not in value, f"env {key} leaks a host secret into the sandbox"
+
+
+class ModelConformance(PluginConformance):
+    """A model materialises into a Hugging Face directory (opt-in: it may convert weights)."""
+
+    kind: ClassVar[str] = "model"
+    materialize: ClassVar[bool] = False
+    """Set True when materialising is cheap (a shipped tiny model)."""
+
+    def test_materialize_gives_a_model_directory(self, tmp_path: Path) -> None:
+        if not self.materialize:
+            pytest.skip("set materialize = True to convert the model in the test")
+        info = self.create().materialize(tmp_path / "cache")
+        assert (Path(info.path) / "config.json").is_file(), f"{info.path} has no config.json"
+
+
+class SandboxConformance(PluginConformance):
+    """A sandbox starts a real process in ``cwd``, logs it, and kills it on ``terminate``."""
+
+    kind: ClassVar[str] = "sandbox"
+
+    def _start(self, tmp_path: Path, code: str, env: Mapping[str, str] | None = None) -> Any:
+        from autorl.types import AgentLaunch
+
+        cwd = tmp_path / "workspace"
+        cwd.mkdir(exist_ok=True)
+        launch = AgentLaunch(argv=(sys.executable, "-c", code), env=dict(env or {}))
+        return self.create().start(
+            launch, cwd=cwd, home=tmp_path / "home", log_path=tmp_path / "agent.log"
+        )
+
+    def test_runs_in_the_workspace_with_declared_env(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("AUTORL_CONFORMANCE_SECRET", "leaked")
+        code = (
+            "import os; print('cwd=' + os.getcwd()); "
+            "print('declared=' + os.environ.get('DECLARED', '')); "
+            "print('secret=' + os.environ.get('AUTORL_CONFORMANCE_SECRET', 'none'))"
+        )
+        proc = self._start(tmp_path, code, {"DECLARED": "yes"})
+        assert proc.wait(60) == 0, "the sandboxed process did not exit 0"
+        log = (tmp_path / "agent.log").read_text(encoding="utf-8")
+        assert f"cwd={(tmp_path / 'workspace').resolve()}" in log, f"not run in cwd:\n{log}"
+        assert "declared=yes" in log, f"declared env missing from the log:\n{log}"
+        assert "secret=none" in log, "a host variable leaked into the sandbox"
+
+    def test_terminate_stops_a_running_process(self, tmp_path: Path) -> None:
+        proc = self._start(tmp_path, "import time; time.sleep(600)")
+        time.sleep(0.3)
+        assert proc.poll() is None, "the process ended before terminate()"
+        started = time.monotonic()
+        proc.terminate(grace=1.0)
+        assert proc.poll() is not None, "terminate() left the process running"
+        assert time.monotonic() - started < 30, "terminate() took longer than 30 s"
+
+
+class ReportConformance(PluginConformance):
+    """A report renders files inside ``out_dir`` from a run directory the subclass builds."""
+
+    kind: ClassVar[str] = "report"
+
+    def run_dir(self, tmp_path: Path) -> Path | None:
+        """Return a finished run directory to render, or None to skip the rendering check."""
+        return None
+
+    def test_render_writes_inside_out_dir(self, tmp_path: Path) -> None:
+        run_dir = self.run_dir(tmp_path)
+        if run_dir is None:
+            pytest.skip("no run_dir() given: override it to render a real run")
+        out_dir = tmp_path / "report-out"
+        out_dir.mkdir()
+        paths = self.create().render(run_dir, out_dir)
+        assert paths, "render() returned no file"
+        for path in paths:
+            assert Path(path).is_file(), f"render() returned {path}, which does not exist"
+            assert Path(path).resolve().is_relative_to(out_dir.resolve()), (
+                f"render() wrote {path} outside out_dir"
+            )
+
+
+class DriverConformance(PluginConformance):
+    """A driver answers chat messages with text and token usage (opt-in: it may call an API)."""
+
+    kind: ClassVar[str] = "driver"
+    messages: ClassVar[list[dict[str, Any]] | None] = None
+    """Messages for a real ``complete`` call, or None to skip it."""
+    complete_params: ClassVar[Mapping[str, Any]] = {}
+
+    def test_complete_returns_text_and_usage(self) -> None:
+        if self.messages is None:
+            pytest.skip("set messages = [...] to call complete()")
+        reply = self.create().complete(self.messages, **self.complete_params)
+        assert isinstance(reply.get("text"), str), f"reply has no 'text': {reply!r}"
+        usage = reply.get("usage") or {}
+        for key in ("input_tokens", "output_tokens"):
+            assert isinstance(usage.get(key), int), f"usage lacks {key}: {reply!r}"
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+class ExecutorConformance(PluginConformance):
+    """An executor maps a picklable function over items and keeps their order."""
+
+    kind: ClassVar[str] = "executor"
+
+    def test_map_keeps_order(self) -> None:
+        items = [3, 1, 2, 5, 4]
+        assert self.create().map(_square, items) == [9, 1, 4, 25, 16]
+
+    def test_map_of_nothing_is_empty(self) -> None:
+        assert list(self.create().map(_square, [])) == []
+
+
+CONFORMANCE_BY_KIND: dict[str, type[PluginConformance]] = {
+    cls.kind: cls
+    for cls in (
+        TaskConformance,
+        EvaluatorConformance,
+        AgentConformance,
+        ModelConformance,
+        SandboxConformance,
+        ReportConformance,
+        DriverConformance,
+        ExecutorConformance,
+    )
+}
+
+__all__ = [*(c.__name__ for c in CONFORMANCE_BY_KIND.values()), "PluginConformance"]

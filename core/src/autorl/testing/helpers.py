@@ -1,0 +1,81 @@
+"""Helpers shared by the conformance classes, the pytest fixtures and the repo's own tests."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from autorl.registry import Registry
+
+HEAVY_MODULES: tuple[str, ...] = (
+    "torch",
+    "transformers",
+    "vllm",
+    "trl",
+    "peft",
+    "deepspeed",
+    "openai",
+    "anthropic",
+    "ray",
+)
+"""Libraries that must never be imported by a hookimpl module or by CLI start-up."""
+
+_PROBE = """
+import importlib, json, sys
+importlib.import_module(sys.argv[1])
+heavy = json.loads(sys.argv[2])
+print(json.dumps(sorted(m for m in heavy if m in sys.modules)))
+"""
+
+
+def heavy_modules_imported_by(module: str, heavy: tuple[str, ...] = HEAVY_MODULES) -> list[str]:
+    """Import ``module`` in a fresh interpreter and return the heavy libraries it pulled in.
+
+    A subprocess is the only honest check: in the test process something else may already have
+    imported torch.
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, module, json.dumps(list(heavy))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"importing {module!r} in a fresh interpreter failed:\n{proc.stderr.strip()}"
+        )
+    return list(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def load_module(module: ModuleType | str) -> ModuleType:
+    """Accept a module or its import name."""
+    return importlib.import_module(module) if isinstance(module, str) else module
+
+
+def plugin_name_of(module: ModuleType) -> str:
+    """The name a plugin gets when registered in-process: its top-level package, dashed."""
+    return module.__name__.split(".")[0].replace("_", "-")
+
+
+def registry_with(*modules: ModuleType | str, builtins: bool = False, **named: Any) -> Registry:
+    """A fresh registry holding only the given hookimpl modules (and the built-ins if asked).
+
+    Positional modules are named after their top-level package (``autorl_task_x`` becomes
+    ``autorl-task-x``); keyword arguments give explicit names: ``registry_with(mine=module)``.
+    """
+    from autorl.registry import Registry
+
+    registry = Registry.empty()
+    if builtins:
+        registry.register(load_module("autorl.builtins"), "autorl")
+    for module in modules:
+        loaded = load_module(module)
+        registry.register(loaded, plugin_name_of(loaded))
+    for name, module in named.items():
+        registry.register(load_module(module), name)
+    return registry
