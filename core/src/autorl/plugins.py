@@ -72,9 +72,7 @@ def new_plugin_manager() -> pluggy.PluginManager:
 
 
 def _describe(exc: BaseException) -> tuple[str, str]:
-    return f"{type(exc).__name__}: {exc}", "".join(
-        traceback.format_exception(exc)
-    ).rstrip()
+    return f"{type(exc).__name__}: {exc}", "".join(traceback.format_exception(exc)).rstrip()
 
 
 def register_module(
@@ -86,17 +84,13 @@ def register_module(
         pm.register(module, name=name)
     except Exception as exc:
         error, details = _describe(exc)
-        return PluginInfo(
-            name, module_name, status="failed", error=error, details=details, **info
-        )
+        return PluginInfo(name, module_name, status="failed", error=error, details=details, **info)
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
         pm.unregister(name=name)
         error, details = _describe(exc)
-        return PluginInfo(
-            name, module_name, status="failed", error=error, details=details, **info
-        )
+        return PluginInfo(name, module_name, status="failed", error=error, details=details, **info)
     return PluginInfo(name, module_name, **info)
 
 
@@ -110,10 +104,16 @@ def _load_entry_point(pm: pluggy.PluginManager, ep: EntryPoint) -> PluginInfo:
         module = ep.load()
     except Exception as exc:
         error, details = _describe(exc)
-        return PluginInfo(
-            ep.name, ep.value, status="failed", error=error, details=details, **info
-        )
+        return PluginInfo(ep.name, ep.value, status="failed", error=error, details=details, **info)
     return register_module(pm, module, ep.name, **info)
+
+
+def _where(details: str | None) -> str:
+    """The innermost ``File "...", line N`` of a traceback, to say where a plugin failed."""
+    frames = [
+        line.strip() for line in (details or "").splitlines() if line.strip().startswith("File ")
+    ]
+    return f"\n  at {frames[-1]}" if frames else ""
 
 
 def load_entry_points(pm: pluggy.PluginManager) -> list[PluginInfo]:
@@ -135,9 +135,10 @@ def load_entry_points(pm: pluggy.PluginManager) -> list[PluginInfo]:
         info = _load_entry_point(pm, ep)
         if info.status == "failed" and strict_mode():
             raise PluginError(
-                f"plugin {info.name!r} ({info.module}) failed to load: {info.error}",
-                hint="fix or uninstall the plugin, or unset AUTORL_STRICT_PLUGINS\n"
-                + (info.details or ""),
+                f"plugin {info.name!r} ({info.module}) failed to load: {info.error}"
+                + _where(info.details),
+                hint="fix or uninstall the plugin, or unset AUTORL_STRICT_PLUGINS "
+                "(then 'autorl plugins doctor' shows its traceback)",
             )
         infos.append(info)
     return infos

@@ -91,6 +91,20 @@ def import_object(target: str) -> Any:
     return obj
 
 
+def protocol_members(protocol: type) -> set[str]:
+    """Names a runtime protocol requires (``__protocol_attrs__`` only exists from Python 3.12)."""
+    attrs = getattr(protocol, "__protocol_attrs__", None)
+    if attrs is not None:
+        return set(attrs)
+    found: set[str] = set()
+    for base in protocol.__mro__:
+        if base is object or not getattr(base, "_is_protocol", False):
+            continue
+        names = [*vars(base).get("__annotations__", {}), *vars(base)]
+        found.update(n for n in names if not n.startswith("_"))
+    return found
+
+
 class Registry:
     """Specs from all plugins, by kind; safe to share between threads after construction."""
 
@@ -118,9 +132,7 @@ class Registry:
         self._plugins[name] = info
         self._entries = None
         if info.status == "failed":
-            raise PluginError(
-                f"plugin {name!r} is invalid: {info.error}", hint=info.details
-            )
+            raise PluginError(f"plugin {name!r} is invalid: {info.error}", hint=info.details)
         return info
 
     # plugins ----------------------------------------------------------------------------------
@@ -135,10 +147,7 @@ class Registry:
     def problems(self) -> list[Problem]:
         """Load failures, hooks that raised, invalid specs and name clashes."""
         self._collect()
-        found = [
-            Problem(p.name, p.error or "failed", p.details)
-            for p in self.failed_plugins()
-        ]
+        found = [Problem(p.name, p.error or "failed", p.details) for p in self.failed_plugins()]
         found.extend(self._problems)
         for kind in KINDS:
             by_name: dict[str, list[Entry]] = {}
@@ -191,9 +200,7 @@ class Registry:
                             continue
                         if spec.name in seen:
                             problems.append(
-                                Problem(
-                                    provider, f"{kind} {spec.name!r} registered twice"
-                                )
+                                Problem(provider, f"{kind} {spec.name!r} registered twice")
                             )
                             continue
                         seen.add(spec.name)
@@ -226,9 +233,7 @@ class Registry:
                 f"{kind} {name!r} is ambiguous: it is supplied by {providers}",
                 hint=f"use a qualified name: {options}",
             )
-        raise RegistryError(
-            self._unknown_message(kind, name, entries), hint=self._hint(kind, name)
-        )
+        raise RegistryError(self._unknown_message(kind, name, entries), hint=self._hint(kind, name))
 
     def _unknown_message(self, kind: str, name: str, entries: list[Entry]) -> str:
         known = sorted({e.name for e in entries} | {e.qualified_name for e in entries})
@@ -237,9 +242,7 @@ class Registry:
         if close:
             lines.append(f"  did you mean: {', '.join(close)}?")
         installed = sorted({e.name for e in entries})
-        lines.append(
-            f"  installed {kind}s: {', '.join(installed) if installed else '(none)'}"
-        )
+        lines.append(f"  installed {kind}s: {', '.join(installed) if installed else '(none)'}")
         for plugin in self.failed_plugins():
             lines.append(f"  plugin {plugin.name!r} failed to load: {plugin.error}")
         return "\n".join(lines)
@@ -255,9 +258,7 @@ class Registry:
     @staticmethod
     def _check_kind(kind: str) -> None:
         if kind not in KINDS:
-            raise RegistryError(
-                f"unknown kind {kind!r}", hint=f"kinds: {', '.join(KINDS)}"
-            )
+            raise RegistryError(f"unknown kind {kind!r}", hint=f"kinds: {', '.join(KINDS)}")
 
     # instances --------------------------------------------------------------------------------
 
@@ -287,11 +288,7 @@ class Registry:
             ) from exc
         protocol = PROTOCOLS.get(kind)
         if protocol is not None and not isinstance(instance, protocol):
-            missing = [
-                attr
-                for attr in getattr(protocol, "__protocol_attrs__", ())
-                if not hasattr(instance, attr)
-            ]
+            missing = [attr for attr in protocol_members(protocol) if not hasattr(instance, attr)]
             raise PluginError(
                 f"{kind} {entry.qualified_name!r} built by {entry.spec.factory} does not follow "
                 f"the {protocol.__name__} protocol (missing: {', '.join(sorted(missing)) or '?'})",

@@ -1,0 +1,88 @@
+"""Shared fixtures of the cross-distribution tests: fixture plugins installed with real pip.
+
+Each fixture plugin under ``tests/fixtures/`` is pip-installed (no index, no build isolation, so
+offline) into its own ``--target`` directory once per session. A test makes it visible to the
+real ``autorl`` console script through ``PYTHONPATH``: ``importlib.metadata`` then finds its
+``.dist-info`` and entry point exactly as for a normal install, and the project venv stays clean
+for everyone else's tests.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+AUTORL = str(Path(sys.executable).parent / "autorl")
+
+# In-process tests (conformance, registry) import the fixture plugins' modules from source; no
+# .dist-info is on these paths, so entry-point discovery never sees them this way.
+for _name in ("plugin", "misspelt"):
+    _src = str(FIXTURES / f"autorl-fixture-{_name}" / "src")
+    if _src not in sys.path:
+        sys.path.insert(0, _src)
+
+
+def pip_install_target(project: Path, target: Path) -> None:
+    """``pip install --no-deps --target`` one project; builds with hatchling, offline if it can."""
+    cmd = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
+    if importlib.util.find_spec("hatchling") is not None:
+        cmd += ["--no-build-isolation", "--no-index"]
+    proc = subprocess.run(
+        [*cmd, str(project)], capture_output=True, text=True, timeout=300, cwd=REPO
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"pip install {project.name} failed:\n{proc.stdout}\n{proc.stderr}")
+
+
+@pytest.fixture(scope="session")
+def installed_fixtures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """fixture name (``plugin``, ``broken``, ``misspelt``) -> its pip ``--target`` directory."""
+    root = tmp_path_factory.mktemp("installed-plugins")
+    out = {}
+    for name in ("plugin", "broken", "misspelt"):
+        target = root / name
+        pip_install_target(FIXTURES / f"autorl-fixture-{name}", target)
+        out[name] = target
+    return out
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The test process's environment without autorl's plugin switches, plus ``extra``."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("AUTORL_") and k not in {"PYTHONPATH", "COLUMNS"}
+    }
+    env["COLUMNS"] = "200"  # rich tables: keep rows on one line so tests can grep them
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def run_autorl(
+    installed_fixtures: dict[str, Path],
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the real ``autorl`` console script with some fixture plugins on ``PYTHONPATH``."""
+
+    def run(
+        *args: str, plugins: Iterable[str] = ("plugin",), **env: str
+    ) -> subprocess.CompletedProcess[str]:
+        path = os.pathsep.join(str(installed_fixtures[name]) for name in plugins)
+        return subprocess.run(
+            [AUTORL, *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=clean_env(PYTHONPATH=path, **env),
+            cwd=REPO,
+        )
+
+    return run
