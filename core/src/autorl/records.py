@@ -1,0 +1,540 @@
+"""Read a run directory back into one immutable record, and derive the run's process metrics.
+
+Everything here reads only files the harness wrote (``manifest.json``, ``baseline.json``,
+``submissions.jsonl``, ``run.json``), never anything from the agent's workspace: the agent is
+untrusted and nothing it can write may decide its score. Reading is tolerant because runs crash
+and are listed while still running: a missing ``run.json`` or ``baseline.json``, or a torn last
+line of the submissions log, gives a partial record with a note in ``RunRecord.problems``. Only a
+missing or unreadable manifest is fatal: without it the directory is not a run.
+
+Standard library only, so ``autorl runs list`` and the reports stay fast. The definitions of the
+metrics are documented in ``docs/reports.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from autorl.errors import AutorlError
+
+FINAL_STATUSES: frozenset[str] = frozenset({"scored", "failed", "duplicate"})
+"""A submission whose last status is not one of these is still pending (queued, evaluating)."""
+
+SUMMARY_SCHEMA_VERSION = 1
+
+_SUBMISSION_FIELDS = (
+    "submission_id",
+    "status",
+    "time",
+    "elapsed_s",
+    "model_path",
+    "score",
+    "weight_hash",
+    "code_revision",
+    "copy_of_base",
+    "reason",
+    "duplicate_of",
+    "eval_seconds",
+    "n",
+    "metrics",
+)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The untouched base model's score on the held-out split (``baseline.json``)."""
+
+    score: float | None
+    n: int | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    cached: bool = False
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class SubmissionRecord:
+    """One submission, folded from its status changes in ``submissions.jsonl``.
+
+    ``time``/``elapsed_s`` are when the agent submitted it (the ``received`` entry): that is the
+    agent's decision time, independent of how long the harness queue took. ``updated_*`` are the
+    time of the last status change. ``fields`` holds every field ever logged for it (later
+    entries override earlier ones), so nothing the engine adds is lost.
+    """
+
+    submission_id: int
+    status: str
+    time: str | None = None
+    elapsed_s: float | None = None
+    updated_time: str | None = None
+    updated_elapsed_s: float | None = None
+    model_path: str | None = None
+    score: float | None = None
+    weight_hash: str | None = None
+    code_revision: str | None = None
+    copy_of_base: bool = False
+    reason: str | None = None
+    duplicate_of: int | None = None
+    eval_seconds: float | None = None
+    n: int | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    statuses: tuple[str, ...] = ()
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def final(self) -> bool:
+        return self.status in FINAL_STATUSES
+
+    @property
+    def valid(self) -> bool:
+        """Scored, or a duplicate of a scored checkpoint (a score exists and counts)."""
+        return self.status in {"scored", "duplicate"} and self.score is not None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """How the run ended (``run.json``, written when the run ends)."""
+
+    status: str
+    started: str | None = None
+    ended: str | None = None
+    agent_seconds: float | None = None
+    budget_seconds: float | None = None
+    end_reason: str | None = None
+    agent_exit_code: int | None = None
+    error: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """Everything the harness recorded about one run; partial while a run is in progress."""
+
+    run_dir: Path
+    manifest: dict[str, Any]
+    baseline: Baseline | None
+    submissions: tuple[SubmissionRecord, ...]
+    run: RunInfo | None
+    problems: tuple[str, ...] = ()
+
+    @property
+    def run_id(self) -> str:
+        return str(self.manifest.get("run_id") or self.run_dir.name)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        cfg = self.manifest.get("config")
+        return cfg if isinstance(cfg, dict) else {}
+
+    @property
+    def task(self) -> str | None:
+        task = self.manifest.get("task")
+        if isinstance(task, dict) and task.get("name"):
+            return str(task["name"])
+        return _str_or_none(self.config.get("task"))
+
+    @property
+    def agent(self) -> str | None:
+        return _str_or_none(self.config.get("agent"))
+
+    @property
+    def model(self) -> str | None:
+        return _str_or_none(self.config.get("model"))
+
+    @property
+    def driver(self) -> str | None:
+        return _str_or_none(self.config.get("driver"))
+
+    @property
+    def status(self) -> str:
+        """``run.json``'s status, or ``incomplete`` (still running, or the harness was killed)."""
+        return self.run.status if self.run is not None else "incomplete"
+
+    @property
+    def budget_seconds(self) -> float | None:
+        if self.run is not None and self.run.budget_seconds is not None:
+            return self.run.budget_seconds
+        budget = self.config.get("budget")
+        if isinstance(budget, dict):
+            return _float_or_none(budget.get("wall_seconds"))
+        return None
+
+
+# loading ------------------------------------------------------------------------------------------
+
+
+def load_run(run_dir: Path | str) -> RunRecord:
+    """Read a run directory; raise :class:`AutorlError` only when it is not a run at all."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise AutorlError(
+            f"run directory not found: {run_dir}",
+            hint="pass the directory of one run, e.g. runs/<run_id> (see 'autorl runs list')",
+        )
+    manifest_path = run_dir / "manifest.json"
+    if not manifest_path.is_file():
+        raise AutorlError(
+            f"{run_dir} is not an autorl run directory: {manifest_path.name} is missing",
+            hint="pass the directory of one run, e.g. runs/<run_id> (see 'autorl runs list'); "
+            "a run that failed before writing its manifest has nothing to report",
+        )
+    manifest = _read_json_object(manifest_path)
+    if isinstance(manifest, str):
+        raise AutorlError(
+            f"{manifest_path}: cannot read the run manifest: {manifest}",
+            hint="the harness writes it atomically; restore it or remove this run directory",
+        )
+    problems: list[str] = []
+    baseline = _load_baseline(run_dir / "baseline.json", problems)
+    submissions = _load_submissions(run_dir / "submissions.jsonl", problems)
+    run = _load_run_info(run_dir / "run.json", problems)
+    return RunRecord(
+        run_dir=run_dir,
+        manifest=manifest,
+        baseline=baseline,
+        submissions=submissions,
+        run=run,
+        problems=tuple(problems),
+    )
+
+
+def _read_json_object(path: Path) -> dict[str, Any] | str:
+    """The JSON object in ``path``, or a string saying why it could not be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return f"invalid JSON ({exc})"
+    if not isinstance(data, dict):
+        return f"expected a JSON object, found {type(data).__name__}"
+    return data
+
+
+def _load_baseline(path: Path, problems: list[str]) -> Baseline | None:
+    if not path.exists():
+        problems.append("baseline.json missing: the baseline was not evaluated (yet)")
+        return None
+    data = _read_json_object(path)
+    if isinstance(data, str):
+        problems.append(f"baseline.json {data}")
+        return None
+    metrics = data.get("metrics")
+    return Baseline(
+        score=_float_or_none(data.get("score")),
+        n=_int_or_none(data.get("n")),
+        metrics=metrics if isinstance(metrics, dict) else {},
+        cached=bool(data.get("cached", False)),
+        seconds=_float_or_none(data.get("seconds")),
+    )
+
+
+def _load_run_info(path: Path, problems: list[str]) -> RunInfo | None:
+    if not path.exists():
+        problems.append("run.json missing: the run is still in progress, or the harness was killed")
+        return None
+    data = _read_json_object(path)
+    if isinstance(data, str):
+        problems.append(f"run.json {data}")
+        return None
+    return RunInfo(
+        status=str(data.get("status") or "unknown"),
+        started=_str_or_none(data.get("started")),
+        ended=_str_or_none(data.get("ended")),
+        agent_seconds=_float_or_none(data.get("agent_seconds")),
+        budget_seconds=_float_or_none(data.get("budget_seconds")),
+        end_reason=_str_or_none(data.get("end_reason")),
+        agent_exit_code=_int_or_none(data.get("agent_exit_code")),
+        error=_str_or_none(data.get("error")),
+        fields=data,
+    )
+
+
+def read_submission_log(path: Path, problems: list[str] | None = None) -> list[dict[str, Any]]:
+    """The log's entries in order; malformed lines are skipped with a note in ``problems``."""
+    notes = problems if problems is not None else []
+    if not path.exists():
+        return []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        notes.append(f"submissions.jsonl unreadable ({exc.strerror or exc})")
+        return []
+    lines = text.splitlines()
+    entries: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"submissions.jsonl line {number}"
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            last = number == len(lines) and not text.endswith("\n")
+            notes.append(
+                f"{where}: truncated last line ignored (the run is being written or crashed)"
+                if last
+                else f"{where}: invalid JSON ignored"
+            )
+            continue
+        if not isinstance(entry, dict) or _int_or_none(entry.get("submission_id")) is None:
+            notes.append(f"{where}: no integer submission_id, ignored")
+            continue
+        if not isinstance(entry.get("status"), str):
+            notes.append(f"{where}: no status, ignored")
+            continue
+        entries.append(entry)
+    return entries
+
+
+def _load_submissions(path: Path, problems: list[str]) -> tuple[SubmissionRecord, ...]:
+    merged: dict[int, dict[str, Any]] = {}
+    history: dict[int, list[str]] = {}
+    first_seen: dict[int, tuple[Any, Any]] = {}
+    for entry in read_submission_log(path, problems):
+        sid = int(entry["submission_id"])
+        merged.setdefault(sid, {}).update(entry)
+        history.setdefault(sid, []).append(entry["status"])
+        # submission time: the "received" entry; the first entry seen if that one was lost
+        if sid not in first_seen or (
+            entry["status"] == "received" and history[sid] == ["received"]
+        ):
+            first_seen[sid] = (entry.get("time"), entry.get("elapsed_s"))
+    records = {sid: _fold(sid, data, history[sid], first_seen[sid]) for sid, data in merged.items()}
+    return tuple(_resolve_duplicates(records, problems))
+
+
+def _fold(
+    sid: int, data: dict[str, Any], statuses: list[str], received: tuple[Any, Any]
+) -> SubmissionRecord:
+    status = statuses[-1]
+    metrics = data.get("metrics")
+    return SubmissionRecord(
+        submission_id=sid,
+        status=status,
+        time=_str_or_none(received[0]),
+        elapsed_s=_float_or_none(received[1]),
+        updated_time=_str_or_none(data.get("time")),
+        updated_elapsed_s=_float_or_none(data.get("elapsed_s")),
+        model_path=_str_or_none(data.get("model_path")),
+        score=_float_or_none(data.get("score")) if status in {"scored", "duplicate"} else None,
+        weight_hash=_str_or_none(data.get("weight_hash")),
+        code_revision=_str_or_none(data.get("code_revision")),
+        copy_of_base=data.get("copy_of_base") is True,
+        reason=_str_or_none(data.get("reason")),
+        duplicate_of=_int_or_none(data.get("duplicate_of")),
+        eval_seconds=_float_or_none(data.get("eval_seconds")),
+        n=_int_or_none(data.get("n")),
+        metrics=metrics if isinstance(metrics, dict) else {},
+        statuses=tuple(statuses),
+        fields=data,
+    )
+
+
+def _resolve_duplicates(
+    records: dict[int, SubmissionRecord], problems: list[str]
+) -> list[SubmissionRecord]:
+    """A duplicate takes its original's final outcome.
+
+    The engine logs a duplicate with the original's score *at that moment*, which is null while
+    the original is still being evaluated; the original's final score is the truth.
+    """
+    out = []
+    for sid in sorted(records):
+        rec = records[sid]
+        if rec.status == "duplicate":
+            original = records.get(rec.duplicate_of) if rec.duplicate_of is not None else None
+            if original is None:
+                problems.append(
+                    f"submission {sid} is a duplicate of unknown submission {rec.duplicate_of}"
+                )
+            else:
+                score = original.score if original.status == "scored" else None
+                rec = replace(
+                    rec,
+                    score=score,
+                    copy_of_base=rec.copy_of_base or original.copy_of_base,
+                )
+        out.append(rec)
+    return out
+
+
+# metrics ------------------------------------------------------------------------------------------
+
+
+def process_metrics(record: RunRecord) -> dict[str, Any]:
+    """The reference's per-run process metrics (definitions in ``docs/reports.md``)."""
+    subs = list(record.submissions)
+    final = [s for s in subs if s.final]
+    valid = [s for s in subs if s.valid]
+    baseline = record.baseline.score if record.baseline is not None else None
+    best = max((s.score for s in valid if s.score is not None), default=None)
+    first_valid = valid[0] if valid else None
+
+    first_improvement = None
+    if baseline is not None:
+        first_improvement = next(
+            (s for s in valid if s.score is not None and s.score > baseline), None
+        )
+    first_best = next((s for s in valid if s.score == best), None) if best is not None else None
+
+    pairs = list(pairwise(valid))
+    monotonic = sum(1 for a, b in pairs if _score(b) >= _score(a)) / len(pairs) if pairs else None
+
+    hashes = record.manifest.get("hashes")
+    base_hash = hashes.get("base_model") if isinstance(hashes, dict) else None
+    copies = sum(1 for s in subs if s.copy_of_base or (base_hash and s.weight_hash == base_hash))
+
+    agent_seconds = record.run.agent_seconds if record.run is not None else None
+    budget_seconds = record.budget_seconds
+    time_used = (
+        agent_seconds / budget_seconds if agent_seconds is not None and budget_seconds else None
+    )
+    agent_end = _agent_end(agent_seconds, budget_seconds)
+    last_elapsed = max((s.elapsed_s for s in subs if s.elapsed_s is not None), default=None)
+    last_gap = (
+        max(0.0, agent_end - last_elapsed)
+        if agent_end is not None and last_elapsed is not None
+        else None
+    )
+
+    return {
+        "n_submissions": len(subs),
+        "n_scored": sum(1 for s in subs if s.status == "scored"),
+        "n_failed": sum(1 for s in subs if s.status == "failed"),
+        "n_duplicate": sum(1 for s in subs if s.status == "duplicate"),
+        "n_pending": len(subs) - len(final),
+        "n_valid": len(valid),
+        "valid_submission_rate": _ratio(sum(1 for s in final if s.valid), len(final)),
+        "first_valid_idx": subs.index(first_valid) + 1 if first_valid is not None else None,
+        "first_valid_delay_s": first_valid.elapsed_s if first_valid is not None else None,
+        "score_trajectory": [
+            {"submission_id": s.submission_id, "elapsed_s": s.elapsed_s, "score": s.score}
+            for s in valid
+        ],
+        "time_to_first_improvement_s": (
+            first_improvement.elapsed_s if first_improvement is not None else None
+        ),
+        "time_to_best_s": first_best.elapsed_s if first_best is not None else None,
+        "monotonic_ratio": _round(monotonic),
+        "copy_model_count": copies,
+        "time_used_ratio": _round(time_used),
+        "last_submit_gap_s": _round(last_gap, 3),
+        "baseline_score": baseline,
+        "best_score": best,
+        "best_submission_id": first_best.submission_id if first_best is not None else None,
+        "improvement": _round(best - baseline, 6)
+        if best is not None and baseline is not None
+        else None,
+    }
+
+
+def _agent_end(agent_seconds: float | None, budget_seconds: float | None) -> float | None:
+    """Seconds from agent start to the end of its phase: its own end, capped at the budget."""
+    if agent_seconds is None:
+        return None
+    return min(agent_seconds, budget_seconds) if budget_seconds else agent_seconds
+
+
+def summary(record: RunRecord) -> dict[str, Any]:
+    """The content of ``summary.json`` (schema in ``docs/reports.md``)."""
+    metrics = process_metrics(record)
+    cfg = record.config
+    task_info = record.manifest.get("task")
+    task_info = task_info if isinstance(task_info, dict) else {}
+    run = record.run
+    return {
+        "schema_version": SUMMARY_SCHEMA_VERSION,
+        "run_id": record.run_id,
+        "created": record.manifest.get("created"),
+        "status": record.status,
+        "task": record.task,
+        "task_version": _str_or_none(task_info.get("version")),
+        "split": _str_or_none(task_info.get("split")),
+        "metric": _str_or_none(task_info.get("metric")),
+        "agent": record.agent,
+        "driver": record.driver,
+        "model": record.model,
+        "seed": cfg.get("seed"),
+        "budget": cfg.get("budget") if isinstance(cfg.get("budget"), dict) else None,
+        "baseline_score": metrics["baseline_score"],
+        "baseline_n": record.baseline.n if record.baseline is not None else None,
+        "baseline_cached": record.baseline.cached if record.baseline is not None else None,
+        "best_score": metrics["best_score"],
+        "improvement": metrics["improvement"],
+        "submissions": [_submission_row(s) for s in record.submissions],
+        "process_metrics": {
+            k: v
+            for k, v in metrics.items()
+            if k not in {"baseline_score", "best_score", "improvement"}
+        },
+        "end_reason": run.end_reason if run is not None else None,
+        "agent_exit_code": run.agent_exit_code if run is not None else None,
+        "agent_seconds": run.agent_seconds if run is not None else None,
+        "budget_seconds": record.budget_seconds,
+        "started": run.started if run is not None else None,
+        "ended": run.ended if run is not None else None,
+        "error": run.error if run is not None else None,
+        "versions": dict(record.manifest.get("versions") or {}),
+        "hashes": dict(record.manifest.get("hashes") or {}),
+        "problems": list(record.problems),
+    }
+
+
+def _submission_row(s: SubmissionRecord) -> dict[str, Any]:
+    return {
+        "id": s.submission_id,
+        "time": s.time,
+        "elapsed_s": s.elapsed_s,
+        "score": s.score,
+        "status": s.status,
+        "valid": s.valid,
+        "weight_hash": s.weight_hash,
+        "code_revision": s.code_revision,
+        "reason": s.reason,
+        "duplicate_of": s.duplicate_of,
+        "copy_of_base": s.copy_of_base,
+        "model_path": s.model_path,
+        "eval_seconds": s.eval_seconds,
+    }
+
+
+# small coercions ----------------------------------------------------------------------------------
+
+
+def _score(s: SubmissionRecord) -> float:
+    """The score of a valid submission (never None there)."""
+    return s.score if s.score is not None else float("-inf")
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return _round(num / den) if den else None
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return round(value, digits) if value is not None else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _float_or_none(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _int_or_none(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
