@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 from types import ModuleType
@@ -39,11 +40,14 @@ def heavy_modules_imported_by(module: str, heavy: tuple[str, ...] = HEAVY_MODULE
     A subprocess is the only honest check: in the test process something else may already have
     imported torch.
     """
+    # The child sees what this process can import (modules put on sys.path by a conftest too).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     proc = subprocess.run(
         [sys.executable, "-c", _PROBE, module, json.dumps(list(heavy))],
         capture_output=True,
         text=True,
         timeout=120,
+        env=env,
     )
     if proc.returncode != 0:
         raise AssertionError(

@@ -1,0 +1,100 @@
+"""The conformance kit run on real components: the fixture plugin and the core's built-ins.
+
+Also checks that the kit fails when it should: a subclass pointed at a broken component must
+produce failing tests, not silently pass.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from autorl.testing import (
+    ExecutorConformance,
+    ReportConformance,
+    SandboxConformance,
+    TaskConformance,
+    heavy_modules_imported_by,
+)
+
+
+class TestFixtureTask(TaskConformance):
+    plugin_module = "autorl_fixture_plugin.plugin"
+    component = "fixture-add"
+
+
+class TestFixtureReport(ReportConformance):
+    plugin_module = "autorl_fixture_plugin.plugin"
+
+    def run_dir(self, tmp_path: Path) -> Path:
+        run = tmp_path / "run"
+        run.mkdir()
+        (run / "submissions.jsonl").write_text('{"id": 1, "status": "scored", "score": 40}\n')
+        return run
+
+
+class TestBuiltinSandbox(SandboxConformance):
+    plugin_module = "autorl.builtins"
+
+
+class TestBuiltinExecutor(ExecutorConformance):
+    plugin_module = "autorl.builtins"
+
+
+def test_heavy_import_probe_sees_heavy_imports() -> None:
+    assert heavy_modules_imported_by("json", heavy=("json", "torch")) == ["json"]
+    assert heavy_modules_imported_by("autorl.builtins") == []
+
+
+LEAKY_TASK = """
+import json
+from autorl import hookimpl
+from autorl.specs import TaskSpec
+from autorl.types import PreparedTask
+
+
+@hookimpl
+def autorl_register_tasks():
+    return [TaskSpec(name="leaky", factory="leaky_plugin:LeakyTask", description="leaks")]
+
+
+class LeakyTask:
+    name = "leaky"
+    version = "1"
+
+    def prepare(self, ctx):
+        ctx.cache_dir.mkdir(parents=True, exist_ok=True)
+        rows = [{"q": str(i)} for i in range(5)]
+        train, eval_path = ctx.cache_dir / "train.jsonl", ctx.cache_dir / "eval.jsonl"
+        train.write_text("".join(json.dumps(r) + "\\n" for r in rows))
+        eval_path.write_text(json.dumps(rows[2]) + "\\n")
+        return PreparedTask(train_files=(train,), eval_path=eval_path, description="d",
+                            evaluator="exact")
+"""
+
+LEAKY_TEST = """
+from autorl.testing import TaskConformance
+
+
+class TestLeaky(TaskConformance):
+    plugin_module = "leaky_plugin"
+"""
+
+
+def test_kit_fails_a_task_whose_train_split_holds_an_eval_example(tmp_path: Path) -> None:
+    (tmp_path / "leaky_plugin.py").write_text(textwrap.dedent(LEAKY_TASK))
+    (tmp_path / "test_leaky.py").write_text(textwrap.dedent(LEAKY_TEST))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_leaky.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 failed" in proc.stdout, proc.stdout
+    assert "test_train_split_is_disjoint_from_eval" in proc.stdout
+    assert "contains an eval example" in proc.stdout
