@@ -1,0 +1,222 @@
+"""report.md: the run header, the result, the submissions table and the process metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autorl.records import RunRecord
+
+METRIC_HELP: dict[str, tuple[str, str]] = {
+    "valid_submission_rate": ("valid submission rate", "valid / final submissions"),
+    "first_valid_idx": ("first valid submission", "1-based index among all submissions"),
+    "first_valid_delay_s": ("first valid after", "agent-clock time of that submission"),
+    "time_to_first_improvement_s": ("first improvement after", "first score above the baseline"),
+    "time_to_best_s": ("best reached after", "first submission with the best score"),
+    "monotonic_ratio": ("monotonic ratio", "consecutive valid scores that did not drop"),
+    "copy_model_count": ("copies of the base model", "submissions with the base model's weights"),
+    "time_used_ratio": ("time used", "agent phase / wall-clock budget"),
+    "last_submit_gap_s": ("idle after last submission", "agent end - last submission"),
+}
+
+
+def render_markdown(record: RunRecord, data: dict[str, Any], plot_name: str) -> str:
+    """The whole report as Markdown; ``data`` is the run's ``summary.json`` content."""
+    parts = [
+        f"# autorl run `{data['run_id']}`\n",
+        _header(data),
+        _scripted_note(data),
+        _result(data),
+        f"![score over time]({plot_name})\n",
+        _submissions(data),
+        _process(data["process_metrics"]),
+        _end(data),
+        _problems(data["problems"]),
+    ]
+    return "\n".join(p for p in parts if p)
+
+
+def _header(d: dict[str, Any]) -> str:
+    budget = d.get("budget") or {}
+    task = d.get("task") or "?"
+    details = ", ".join(
+        f"{label} {d[key]}"
+        for label, key in (("version", "task_version"), ("split", "split"), ("metric", "metric"))
+        if d.get(key)
+    )
+    rows = [
+        ("task", f"{task} ({details})" if details else task),
+        ("agent", d.get("agent") or "?"),
+        ("driver", d.get("driver") or "none"),
+        ("model", d.get("model") or "?"),
+        ("seed", d.get("seed")),
+        ("budget", _budget(budget)),
+        ("status", d.get("status")),
+        ("created", d.get("created")),
+        ("versions", ", ".join(f"{k} {v}" for k, v in (d.get("versions") or {}).items())),
+    ]
+    lines = ["| run | |", "|---|---|"]
+    lines += [f"| {k} | {_cell(v)} |" for k, v in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _budget(budget: dict[str, Any]) -> str:
+    parts = []
+    if budget.get("wall_seconds") is not None:
+        parts.append(f"{_duration(budget['wall_seconds'])} wall clock")
+    if budget.get("max_submissions") is not None:
+        parts.append(f"{budget['max_submissions']} submissions")
+    return ", ".join(parts) or "?"
+
+
+def is_scripted(d: dict[str, Any]) -> bool:
+    """No LLM drove this run: the scripted agent, or a scripted/<script> driver."""
+    driver = str(d.get("driver") or "")
+    return driver.startswith("scripted") or (not driver and d.get("agent") == "scripted")
+
+
+def _scripted_note(d: dict[str, Any]) -> str:
+    if not is_scripted(d):
+        return ""
+    return (
+        "> **Note:** no LLM drove this run. The `scripted` driver replays a fixed reference "
+        "recipe: its result measures the harness and the recipe, not an agent's engineering.\n"
+    )
+
+
+def _result(d: dict[str, Any]) -> str:
+    metric = d.get("metric") or "score"
+    n = f" on {d['baseline_n']} held-out examples" if d.get("baseline_n") else ""
+    cached = " (cached)" if d.get("baseline_cached") else ""
+    lines = [
+        "## Result\n",
+        f"| {metric} | value |",
+        "|---|---|",
+        f"| baseline{cached} | {_score(d.get('baseline_score'))} |",
+        f"| best valid submission | {_score(d.get('best_score'))} |",
+        f"| improvement | {_signed(d.get('improvement'))} |",
+        "",
+        f"Scores are percentages{n}. The run's score is its best valid submission; "
+        "improvement = best - baseline (none when no submission was scored).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _submissions(d: dict[str, Any]) -> str:
+    rows = d.get("submissions") or []
+    if not rows:
+        return "## Submissions\n\nThe agent made no submission.\n"
+    baseline = d.get("baseline_score")
+    lines = [
+        "## Submissions\n",
+        "| # | submitted | status | score | vs baseline | weights | code | note |",
+        "|---:|---:|---|---:|---:|---|---|---|",
+    ]
+    for r in rows:
+        delta = r["score"] - baseline if r["score"] is not None and baseline is not None else None
+        note = r.get("reason") or ""
+        if r.get("duplicate_of") is not None:
+            note = f"same weights as #{r['duplicate_of']}"
+        if r.get("copy_of_base"):
+            note = "copy of the base model" + (f"; {note}" if note else "")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    str(r["id"]),
+                    _duration(r.get("elapsed_s")),
+                    r["status"],
+                    _score(r["score"]),
+                    _signed(delta),
+                    _short(r.get("weight_hash")),
+                    _short(r.get("code_revision"), keep=10),
+                    _cell(note, limit=160),
+                ]
+            )
+            + " |"
+        )
+    lines += ["", "Submitted: time on the agent's budget clock when the agent submitted."]
+    return "\n".join(lines) + "\n"
+
+
+def _process(m: dict[str, Any]) -> str:
+    lines = ["## Process metrics\n", "| metric | value | definition |", "|---|---:|---|"]
+    for key, (label, meaning) in METRIC_HELP.items():
+        value = m.get(key)
+        if key.endswith("_s"):
+            text = _duration(value)
+        elif key.endswith("_ratio") or key.endswith("_rate"):
+            text = f"{value:.0%}" if value is not None else "-"
+        else:
+            text = _cell(value)
+        lines.append(f"| {label} | {text} | {meaning} |")
+    counts = (
+        f"{m['n_submissions']} submissions: {m['n_scored']} scored, {m['n_duplicate']} duplicate, "
+        f"{m['n_failed']} failed, {m['n_pending']} pending."
+    )
+    return "\n".join([*lines, "", counts]) + "\n"
+
+
+def _end(d: dict[str, Any]) -> str:
+    reasons = {
+        "agent_exit": "the agent exited on its own",
+        "deadline": "the wall-clock budget ran out",
+        "max_submissions": "the submission quota was used up",
+        "error": "the harness hit an error",
+        "interrupted": "the run was interrupted",
+    }
+    reason = d.get("end_reason")
+    if reason is None:
+        text = "The run has not ended (no run.json): still in progress, or the harness was killed."
+    else:
+        text = f"End reason: **{reason}** ({reasons.get(reason, 'see events.jsonl')})"
+        if d.get("agent_seconds") is not None:
+            text += f", after {_duration(d['agent_seconds'])} of agent time"
+        if d.get("agent_exit_code") is not None:
+            text += f", agent exit code {d['agent_exit_code']}"
+        text += "."
+    if d.get("error"):
+        text += f"\n\nError: `{_cell(d['error'], limit=500)}`"
+    return f"## End\n\n{text}\n"
+
+
+def _problems(problems: list[str]) -> str:
+    if not problems:
+        return ""
+    return "## Problems reading the records\n\n" + "".join(f"- {p}\n" for p in problems)
+
+
+# formatting ---------------------------------------------------------------------------------------
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.2f}"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = float(seconds)
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.2f} h"
+
+
+def _short(value: str | None, keep: int = 12) -> str:
+    if not value:
+        return "-"
+    text = value.removeprefix("sha256:")
+    return f"`{text[:keep]}`"
+
+
+def _cell(value: Any, limit: int = 300) -> str:
+    """One Markdown table cell: no newlines or pipes, bounded length."""
+    if value is None or value == "":
+        return "-"
+    text = " ".join(str(value).split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
