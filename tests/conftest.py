@@ -86,3 +86,15 @@ def run_autorl(
         )
 
     return run
+
+
+@pytest.fixture(scope="session")
+def pip_install() -> Callable[[Path, Path], None]:
+    """``pip_install(project_dir, target_dir)``: see :func:`pip_install_target`."""
+    return pip_install_target
+
+
+@pytest.fixture(scope="session")
+def autorl_env() -> Callable[..., dict[str, str]]:
+    """``autorl_env(**extra)``: see :func:`clean_env`."""
+    return clean_env
