@@ -1,0 +1,274 @@
+"""``autorl report RUN_DIR`` and ``autorl runs list``: results read back from the harness records.
+
+Both read only what the harness wrote (through :mod:`autorl.records`), so they work on finished,
+crashed and still-running runs alike; rich is imported only when a table is printed.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from autorl.errors import AutorlError
+from autorl.records import load_run, process_metrics
+
+DEFAULT_RUNS_DIR = Path("runs")
+
+
+# autorl report ------------------------------------------------------------------------------------
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "--report",
+    "-r",
+    "reports",
+    multiple=True,
+    metavar="NAME",
+    help="Report plugin to render (repeatable). Default: the run's configured reports, or basic.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Where to write the files. Default: RUN_DIR/report.",
+)
+def report(run_dir: Path, reports: tuple[str, ...], out_dir: Path | None) -> None:
+    """Re-render the report of a run (finished, crashed or in progress) from its records."""
+    from autorl.registry import get_registry
+
+    record = load_run(run_dir)
+    names = list(reports) or _configured_reports(record.config) or ["basic"]
+    out_dir = out_dir or run_dir / "report"
+    registry = get_registry()
+    for name in names:  # resolve every name first: a typo fails before anything is written
+        registry.get("report", name)
+    failures: list[str] = []
+    for name in names:
+        try:
+            paths = registry.create("report", name).render(run_dir, out_dir)
+        except AutorlError:
+            raise
+        except Exception as exc:
+            failures.append(f"{name}: {type(exc).__name__}: {exc}")
+            continue
+        click.echo(f"report {name}:")
+        for path in paths:
+            click.echo(f"  {path}")
+    click.echo(_result_line(record))
+    for problem in record.problems:
+        click.echo(f"note: {problem}", err=True)
+    if failures:
+        raise AutorlError(
+            f"{len(failures)} report(s) failed on {run_dir}:\n  " + "\n  ".join(failures),
+            hint="run again with --debug for details, or choose other reports with --report",
+        )
+
+
+def _configured_reports(config: dict[str, Any]) -> list[str]:
+    value = config.get("reports")
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _result_line(record: Any) -> str:
+    m = process_metrics(record)
+    return (
+        f"{record.run_id} [{record.status}]: baseline {_num(m['baseline_score'])}, "
+        f"best {_num(m['best_score'])}, improvement {_num(m['improvement'], signed=True)} "
+        f"({m['n_valid']} valid of {m['n_submissions']} submissions)"
+    )
+
+
+# autorl runs list ---------------------------------------------------------------------------------
+
+
+@click.group()
+def runs() -> None:
+    """Inspect the runs in a runs directory."""
+
+
+@runs.command("list")
+@click.option(
+    "--runs-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Directory holding the runs. Default: runs_dir of --config, else ./runs.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Run config (TOML/YAML) whose runs_dir to list.",
+)
+@click.option("--task", default=None, help="Only runs of this task.")
+@click.option("--agent", default=None, help="Only runs of this agent.")
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=None, help="Newest N only.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (a JSON array).")
+def runs_list(
+    runs_dir: Path | None,
+    config_path: Path | None,
+    task: str | None,
+    agent: str | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    """Every run, newest first: task, agent, model, status, baseline, best and improvement."""
+    root = _runs_root(runs_dir, config_path)
+    rows = [
+        r
+        for r in collect_runs(root)
+        if (task is None or r["task"] == task) and (agent is None or r["agent"] == agent)
+    ]
+    rows = rows[:limit] if limit else rows
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo(f"no runs in {root}")
+        return
+    _print_table(rows, root)
+
+
+def _runs_root(runs_dir: Path | None, config_path: Path | None) -> Path:
+    if runs_dir is None and config_path is not None:
+        from autorl.config import load_config
+
+        runs_dir = load_config(config_path).runs_dir
+    root = runs_dir or DEFAULT_RUNS_DIR
+    if not root.is_dir():
+        raise AutorlError(
+            f"runs directory not found: {root}",
+            hint="pass --runs-dir DIR (where 'autorl run' wrote its runs), or start a run first",
+        )
+    return root
+
+
+def collect_runs(root: Path) -> list[dict[str, Any]]:
+    """One row per run directory under ``root``, newest first; unreadable runs are kept."""
+    rows = []
+    for child in root.iterdir():
+        if not child.is_dir():
+            continue
+        if (child / "manifest.json").exists():
+            rows.append(_row(child))
+        elif (child / "events.jsonl").exists() or (child / "run.json").exists():
+            rows.append(_early_failure_row(child))
+    return sorted(rows, key=lambda r: r["created"] or "", reverse=True)
+
+
+def _row(run_dir: Path) -> dict[str, Any]:
+    try:
+        record = load_run(run_dir)
+    except AutorlError as exc:
+        return _blank_row(run_dir, status="unreadable", error=exc.message)
+    m = process_metrics(record)
+    return {
+        "run_id": record.run_id,
+        "path": str(run_dir),
+        "task": record.task,
+        "agent": record.agent,
+        "driver": record.driver,
+        "model": record.model,
+        "status": record.status,
+        "end_reason": record.run.end_reason if record.run is not None else None,
+        "baseline": m["baseline_score"],
+        "best": m["best_score"],
+        "improvement": m["improvement"],
+        "submissions": m["n_submissions"],
+        "valid": m["n_valid"],
+        "created": _str(record.manifest.get("created")) or _mtime(run_dir),
+        "error": record.run.error if record.run is not None else None,
+    }
+
+
+def _early_failure_row(run_dir: Path) -> dict[str, Any]:
+    """A run that stopped before writing its manifest: show why, from run.json if any."""
+    status, error, created = "incomplete", "no manifest.json: the run stopped while preparing", None
+    try:
+        info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        status = str(info.get("status") or status)
+        error = str(info.get("error") or error)
+        created = _str(info.get("started"))
+    except (OSError, ValueError, AttributeError):
+        pass
+    return _blank_row(run_dir, status=status, error=error, created=created)
+
+
+def _blank_row(
+    run_dir: Path, *, status: str, error: str, created: str | None = None
+) -> dict[str, Any]:
+    return {
+        "run_id": run_dir.name,
+        "path": str(run_dir),
+        "task": None,
+        "agent": None,
+        "driver": None,
+        "model": None,
+        "status": status,
+        "end_reason": None,
+        "baseline": None,
+        "best": None,
+        "improvement": None,
+        "submissions": 0,
+        "valid": 0,
+        "created": created or _mtime(run_dir),
+        "error": error,
+    }
+
+
+def _print_table(rows: list[dict[str, Any]], root: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"runs in {root}", title_justify="left")
+    table.add_column("run id", overflow="fold")
+    for name in ("task", "agent", "model", "status"):
+        table.add_column(name, overflow="fold")
+    for name in ("baseline", "best", "improvement", "subs"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("created (UTC)", no_wrap=True)
+    for r in rows:
+        imp = r["improvement"]
+        colour = "green" if imp and imp > 0 else "red" if imp and imp < 0 else ""
+        status = r["status"] if r["status"] == "completed" else f"[yellow]{r['status']}[/]"
+        table.add_row(
+            r["run_id"],
+            r["task"] or "-",
+            r["agent"] or "-",
+            r["model"] or "-",
+            status,
+            _num(r["baseline"]),
+            _num(r["best"]),
+            f"[{colour}]{_num(imp, signed=True)}[/]" if colour else _num(imp, signed=True),
+            f"{r['valid']}/{r['submissions']}",
+            (r["created"] or "-")[:16].replace("T", " "),
+        )
+    console = Console(soft_wrap=False)
+    if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
+        console.width = 200
+    console.print(table)
+
+
+# formatting ---------------------------------------------------------------------------------------
+
+
+def _num(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.2f}" if signed else f"{value:.2f}"
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _mtime(path: Path) -> str:
+    stamp = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
