@@ -125,9 +125,16 @@ def test_doctor_catches_a_misspelt_hook(run_autorl) -> None:
 
 
 def test_doctor_is_happy_without_broken_plugins(run_autorl) -> None:
-    proc = run_autorl("plugins", "doctor")
+    proc = run_autorl("plugins", "doctor", AUTORL_PLUGINS="autorl,autorl-fixture-plugin")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "all 2 plugins OK"
+
+
+def test_every_plugin_of_this_repo_passes_doctor(run_autorl) -> None:
+    """Whatever distributions of the repo are installed in this venv load cleanly together."""
+    proc = run_autorl("plugins", "doctor", plugins=())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("all ") and proc.stdout.strip().endswith(" plugins OK")
 
 
 def test_strict_mode_makes_a_broken_plugin_fatal(run_autorl) -> None:
