@@ -166,7 +166,9 @@ def test_block_list_skips_a_plugin(run_autorl) -> None:
             AUTORL_BLOCK_PLUGINS="autorl-fixture-broken",
         ).stdout
     )
-    assert {r["name"]: r["status"] for r in rows}["autorl-fixture-broken"] == "blocked"
+    blocked = {r["name"]: r for r in rows}["autorl-fixture-broken"]
+    assert blocked["status"] == "blocked"
+    assert blocked["distribution"] == "autorl-fixture-broken" and blocked["version"] == "0.0.1"
 
 
 def test_allow_list_loads_only_named_plugins(run_autorl) -> None:

@@ -94,12 +94,13 @@ def register_module(
     return PluginInfo(name, module_name, **info)
 
 
-def _load_entry_point(pm: pluggy.PluginManager, ep: EntryPoint) -> PluginInfo:
+def _dist_info(ep: EntryPoint) -> dict[str, Any]:
     dist = getattr(ep, "dist", None)
-    info = {
-        "distribution": dist.name if dist else None,
-        "version": dist.version if dist else None,
-    }
+    return {"distribution": dist.name if dist else None, "version": dist.version if dist else None}
+
+
+def _load_entry_point(pm: pluggy.PluginManager, ep: EntryPoint) -> PluginInfo:
+    info = _dist_info(ep)
     try:
         module = ep.load()
     except Exception as exc:
@@ -127,10 +128,10 @@ def load_entry_points(pm: pluggy.PluginManager) -> list[PluginInfo]:
             continue
         seen.add(ep.name)
         if ep.name in block:
-            infos.append(PluginInfo(ep.name, ep.value, status="blocked"))
+            infos.append(PluginInfo(ep.name, ep.value, status="blocked", **_dist_info(ep)))
             continue
         if allow is not None and ep.name not in allow:
-            infos.append(PluginInfo(ep.name, ep.value, status="skipped"))
+            infos.append(PluginInfo(ep.name, ep.value, status="skipped", **_dist_info(ep)))
             continue
         info = _load_entry_point(pm, ep)
         if info.status == "failed" and strict_mode():
