@@ -230,6 +230,13 @@ def test_fold_keeps_received_time_and_every_field(tmp_path: Path) -> None:
     assert sub.fields["status"] == "scored"
 
 
+def test_a_later_null_does_not_erase_a_logged_value(tmp_path: Path) -> None:
+    entries = scored(1, 100, 12.0)
+    entries[-1]["code_revision"] = None
+    (sub,) = load_run(make_run(tmp_path, entries)).submissions
+    assert sub.code_revision == "rev1"
+
+
 def test_truncated_last_line_and_pending_submission(tmp_path: Path) -> None:
     entries = [*scored(1, 100, 12.0), received(2, 200)]
     torn = '{"submission_id": 2, "status": "evalu'

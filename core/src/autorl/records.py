@@ -61,8 +61,9 @@ class SubmissionRecord:
 
     ``time``/``elapsed_s`` are when the agent submitted it (the ``received`` entry): that is the
     agent's decision time, independent of how long the harness queue took. ``updated_*`` are the
-    time of the last status change. ``fields`` holds every field ever logged for it (later
-    entries override earlier ones), so nothing the engine adds is lost.
+    time of the last status change. ``fields`` holds every field ever logged for it (a later
+    value overrides an earlier one, except that a later null never erases a value), so nothing
+    the engine adds is lost.
     """
 
     submission_id: int
@@ -295,7 +296,9 @@ def _load_submissions(path: Path, problems: list[str]) -> tuple[SubmissionRecord
     first_seen: dict[int, tuple[Any, Any]] = {}
     for entry in read_submission_log(path, problems):
         sid = int(entry["submission_id"])
-        merged.setdefault(sid, {}).update(entry)
+        known = merged.setdefault(sid, {})
+        # a later value wins, but a later null never erases a value logged earlier
+        known.update({k: v for k, v in entry.items() if v is not None or k not in known})
         history.setdefault(sid, []).append(entry["status"])
         # submission time: the "received" entry; the first entry seen if that one was lost
         if sid not in first_seen or (
