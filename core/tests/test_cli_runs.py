@@ -248,3 +248,9 @@ def test_runs_list_empty_and_missing(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["runs", "list", "--runs-dir", str(tmp_path / "nope")])
     assert result.exit_code == 2
     assert "runs directory not found" in result.output and "Traceback" not in result.output
+
+
+def test_importing_the_commands_stays_light() -> None:
+    from autorl.testing.helpers import heavy_modules_imported_by
+
+    assert heavy_modules_imported_by("autorl.cli.runs", ("rich", "pydantic", "matplotlib")) == []

@@ -173,3 +173,9 @@ class TestBasicReportConformance(ReportConformance):
 
     def run_dir(self, tmp_path: Path) -> Path | None:
         return write_run(tmp_path / "runs", busy_run(tmp_path))
+
+
+def test_matplotlib_is_imported_only_while_rendering() -> None:
+    from autorl.testing.helpers import heavy_modules_imported_by
+
+    assert heavy_modules_imported_by("autorl_report_basic.report", ("matplotlib",)) == []
