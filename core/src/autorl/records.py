@@ -300,11 +300,8 @@ def _load_submissions(path: Path, problems: list[str]) -> tuple[SubmissionRecord
         # a later value wins, but a later null never erases a value logged earlier
         known.update({k: v for k, v in entry.items() if v is not None or k not in known})
         history.setdefault(sid, []).append(entry["status"])
-        # submission time: the "received" entry; the first entry seen if that one was lost
-        if sid not in first_seen or (
-            entry["status"] == "received" and history[sid] == ["received"]
-        ):
-            first_seen[sid] = (entry.get("time"), entry.get("elapsed_s"))
+        # submission time: the first entry ("received"; whatever came first if it was lost)
+        first_seen.setdefault(sid, (entry.get("time"), entry.get("elapsed_s")))
     records = {sid: _fold(sid, data, history[sid], first_seen[sid]) for sid, data in merged.items()}
     return tuple(_resolve_duplicates(records, problems))
 
