@@ -1,0 +1,1 @@
+"""The `code` evaluator: generate code with the model, run it against tests in a sandbox."""
