@@ -115,6 +115,9 @@ class GradingService:
 
     def view(self, sub: Submission) -> dict[str, Any]:
         best = self.best_score()
+        if sub.duplicate_of is not None:  # the original may have been scored since
+            original = self._subs[sub.duplicate_of]
+            sub.score = original.score
         return {
             "submission_id": sub.submission_id,
             "status": sub.status,
