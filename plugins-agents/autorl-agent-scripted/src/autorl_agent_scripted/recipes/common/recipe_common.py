@@ -1,0 +1,240 @@
+"""Helpers shared by the scripted agent's recipes: grader client, clock, checkpoints, logging.
+
+Copied into ``workspace/code/`` next to the task's ``recipe.py``. It runs as the agent: it may
+use only the workspace (``$AUTORL_WORKSPACE``), the grading API and the installed training
+stack. Standard library at import time; torch/transformers/peft are imported inside functions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STARTED = time.monotonic()
+
+
+def log(message: str) -> None:
+    """One progress line on stdout (the harness keeps it in the agent log)."""
+    print(f"[recipe {time.monotonic() - STARTED:7.1f}s] {message}", flush=True)
+
+
+def workspace() -> Path:
+    """The workspace root: ``$AUTORL_WORKSPACE``, else the current directory."""
+    root = Path(os.environ.get("AUTORL_WORKSPACE") or ".").resolve()
+    if not (root / "models" / "base").exists():
+        sys.exit(
+            f"recipe: {root} is not a workspace (no models/base); run it from the workspace "
+            "or set AUTORL_WORKSPACE"
+        )
+    return root
+
+
+class GraderError(RuntimeError):
+    """The grading API refused a request; ``status`` is the HTTP status (0: unreachable)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(f"HTTP {status}: {detail}" if status else detail)
+        self.status = status
+        self.detail = detail
+
+
+@dataclass
+class GraderClient:
+    """The grading API over plain HTTP with the run's bearer token."""
+
+    url: str
+    token: str
+    timeout: float = 30.0
+
+    @classmethod
+    def from_env(cls) -> GraderClient:
+        url, token = os.environ.get("AUTORL_GRADER_URL"), os.environ.get("AUTORL_TOKEN")
+        if not url or not token:
+            sys.exit("recipe: AUTORL_GRADER_URL and AUTORL_TOKEN must be set (the harness does)")
+        return cls(url.rstrip("/"), token)
+
+    def _call(
+        self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float = 0
+    ) -> dict[str, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method,
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
+                return json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as exc:
+            raw = exc.read().decode("utf-8", "replace")
+            try:
+                detail = json.loads(raw).get("detail", raw)
+            except (json.JSONDecodeError, AttributeError):
+                detail = raw
+            raise GraderError(exc.code, str(detail)) from None
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+            raise GraderError(0, f"grader unreachable at {self.url}: {exc}") from None
+
+    def budget(self) -> dict[str, Any]:
+        return self._call("GET", "/budget")
+
+    def submit(self, model_path: str, *, wait: bool = False, timeout: float = 0) -> dict[str, Any]:
+        return self._call(
+            "POST", "/submit", {"model_path": model_path, "wait": wait}, timeout=timeout
+        )
+
+    def submission(self, submission_id: int) -> dict[str, Any]:
+        return self._call("GET", f"/submissions/{submission_id}")
+
+
+@dataclass
+class Clock:
+    """Agent time left, from ``GET /budget`` at start, minus a safety margin."""
+
+    deadline: float
+    """``time.monotonic()`` by which the recipe wants to be done (margin already taken off)."""
+    budget_s: float
+    margin_s: float
+
+    @classmethod
+    def from_budget(cls, budget: dict[str, Any], margin_fraction: float, min_margin_s: float):
+        remaining = float(budget.get("remaining_s") or budget.get("budget_s") or 0.0)
+        total = float(budget.get("budget_s") or remaining)
+        margin = max(min_margin_s, margin_fraction * total)
+        return cls(time.monotonic() + remaining - margin, total, margin)
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+@dataclass
+class Submissions:
+    """What this recipe submitted, and the scores as the grader reports them."""
+
+    client: GraderClient
+    max_submissions: int
+    used: int = 0
+    ids: list[int] = field(default_factory=list)
+    scores: dict[int, float | None] = field(default_factory=dict)
+
+    def left(self) -> int:
+        return self.max_submissions - self.used
+
+    def submit(self, model_path: str) -> int | None:
+        """Queue an evaluation (no waiting: training goes on meanwhile); None when refused."""
+        try:
+            record = self.client.submit(model_path, wait=False)
+        except GraderError as exc:
+            log(f"submission of {model_path} refused: {exc}")
+            return None
+        self.used += record.get("status") != "duplicate"
+        submission_id = int(record["submission_id"])
+        self.ids.append(submission_id)
+        log(f"submitted {model_path}: id {submission_id}, status {record.get('status')}")
+        return submission_id
+
+    def poll(self) -> None:
+        """Fetch final scores of submissions not yet reported, and print them."""
+        for submission_id in self.ids:
+            if submission_id in self.scores:
+                continue
+            try:
+                record = self.client.submission(submission_id)
+            except GraderError as exc:
+                log(f"could not read submission {submission_id}: {exc}")
+                continue
+            if record.get("status") in ("scored", "duplicate", "failed"):
+                self.scores[submission_id] = record.get("score")
+                reason = f" - {record['reason']}" if record.get("reason") else ""
+                log(
+                    f"submission {submission_id}: {record.get('status')} score "
+                    f"{record.get('score')} (baseline {record.get('baseline_score')}, best "
+                    f"{record.get('best_score')}){reason}"
+                )
+
+    def wait(self, until: float, every: float = 2.0) -> None:
+        """Poll until every submission is final or ``until`` (monotonic) passes."""
+        while True:
+            self.poll()
+            if len(self.scores) == len(self.ids) or time.monotonic() + every > until:
+                return
+            time.sleep(every)
+
+
+def device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_base(path: Path) -> tuple[Any, Any]:
+    """The base model in training precision (fp32 on CPU, bf16 on GPU) and its tokenizer."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    on_gpu = device() == "cuda"
+    model = AutoModelForCausalLM.from_pretrained(
+        str(path), dtype=torch.bfloat16 if on_gpu else torch.float32
+    )
+    if on_gpu:
+        model.to("cuda")
+    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if model.generation_config.pad_token_id is None:
+        model.generation_config.pad_token_id = tokenizer.pad_token_id
+    return model, tokenizer
+
+
+def merged(model: Any) -> Any:
+    """A plain transformers model: LoRA adapters merged in, when there are any."""
+    if hasattr(model, "merge_and_unload"):
+        return model.merge_and_unload()
+    return model
+
+
+def save_checkpoint(model: Any, tokenizer: Any, target: Path) -> float:
+    """Save a full HF directory (weights, config, tokenizer, chat template) atomically.
+
+    Written to a staging directory and renamed, so a submission never sees half a checkpoint.
+    Returns the seconds it took (the planner reserves that much for the next save).
+    """
+    started = time.monotonic()
+    staging = target.with_name(f".{target.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(str(staging), safe_serialization=True)
+    tokenizer.save_pretrained(str(staging))
+    if target.exists():
+        shutil.rmtree(target)
+    staging.rename(target)
+    seconds = time.monotonic() - started
+    log(f"saved {target.name} in {seconds:.1f}s")
+    return seconds
+
+
+def stop_at_callback(stop_at: float) -> Any:
+    """A TrainerCallback that ends training at ``stop_at`` (monotonic) and logs losses."""
+    from transformers import TrainerCallback
+
+    class StopAt(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            if time.monotonic() >= stop_at:
+                control.should_training_stop = True
+            return control
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kw: Any):
+            if logs:
+                keys = ("loss", "reward", "rewards/trl_reward/mean", "learning_rate")
+                shown = ", ".join(f"{k}={logs[k]:.4g}" for k in keys if k in logs)
+                log(f"  step {state.global_step}/{state.max_steps}: {shown}")
+
+    return StopAt()

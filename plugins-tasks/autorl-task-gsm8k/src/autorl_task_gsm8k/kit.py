@@ -1,0 +1,142 @@
+"""GSM8K workspace kit: the eval prompt, the answer extraction, the train reward, the train loader.
+
+This one file is both the grader's protocol and the agent's kit. The task copies it verbatim into
+``workspace/kit/autorl_kit.py``; the ``exact`` evaluator imports it from the *installed* task
+package (``autorl_task_gsm8k.kit``), so editing the workspace copy changes nothing in grading.
+
+Standard library only: the agent imports it with whatever Python it uses.
+
+Metric: exact match of the final number. The evaluator sends ``build_messages(question)`` through
+the model's chat template, decodes greedily, applies ``extract_answer`` to the output and compares
+``normalize_number`` of both sides.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+PROMPT_TEMPLATE = (
+    "{question}\n\n"
+    "Solve the problem step by step. "
+    'End your answer with a final line of the form "#### <number>".'
+)
+"""The user message the evaluator sends for each question (no system message, no few-shot)."""
+
+FINAL_ANSWER_RE = re.compile(r"####\s*\$?\s*([-+]?[0-9][0-9,]*(?:\.[0-9]+)?)")
+"""``#### N``: the marked final answer (GSM8K's own solution format)."""
+
+NUMBER_RE = re.compile(r"-?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?")
+"""Any number, with optional thousands separators; used when no ``#### N`` is present."""
+
+FORMAT_REWARD = 0.1
+"""What ``reward`` gives a wrong answer that still ends in a well-formed ``#### N`` line.
+
+A shaping term for training only: the evaluator counts exact matches and nothing else.
+"""
+
+
+def build_messages(question: str) -> list[dict[str, str]]:
+    """The exact chat prompt the evaluator uses for ``question``."""
+    return [{"role": "user", "content": PROMPT_TEMPLATE.format(question=question.strip())}]
+
+
+def normalize_number(text: str | None) -> str | None:
+    """Canonical form of a number: no commas, ``$`` or ``+``, no trailing zeros (``5.0`` -> ``5``).
+
+    Returns None when ``text`` is not a number.
+    """
+    if text is None:
+        return None
+    cleaned = text.strip().replace(",", "").replace("$", "").rstrip(".")
+    try:
+        value = Decimal(cleaned)
+    except InvalidOperation:
+        return None
+    if not value.is_finite():
+        return None
+    if value == value.to_integral_value():
+        return str(int(value))
+    return format(value.normalize(), "f")
+
+
+def extract_answer(text: str) -> str | None:
+    """The final number of a completion, normalised; None when it holds no number.
+
+    Prefers the first ``#### N`` (the committed answer: writing several does not help), else the
+    last number in the text.
+    """
+    marked = FINAL_ANSWER_RE.search(text)
+    if marked:
+        return normalize_number(marked.group(1))
+    numbers = NUMBER_RE.findall(text)
+    return normalize_number(numbers[-1]) if numbers else None
+
+
+def has_final_answer_line(text: str) -> bool:
+    """Whether ``text`` marks its answer with ``#### N`` (the evaluator reports this rate)."""
+    return FINAL_ANSWER_RE.search(text) is not None
+
+
+def is_correct(completion: str, answer: str) -> bool:
+    """Exact match of the extracted final number with the gold answer (the eval metric)."""
+    predicted = extract_answer(completion)
+    return predicted is not None and predicted == normalize_number(answer)
+
+
+def reward(completion: str, answer: str) -> float:
+    """Train-time reward: 1.0 for the right final number, ``FORMAT_REWARD`` for a wrong answer
+    in ``#### N`` form (shaping only), else 0.0."""
+    if is_correct(completion, answer):
+        return 1.0
+    return FORMAT_REWARD if has_final_answer_line(completion) else 0.0
+
+
+def completion_text(completion: Any) -> str:
+    """A completion as text: TRL passes a string, or a list of chat messages when conversational."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        return "".join(str(m.get("content", "")) for m in completion if isinstance(m, dict))
+    return str(completion)
+
+
+def trl_reward(completions: list[Any], answer: list[str], **_: Any) -> list[float]:
+    """``reward`` in TRL's reward-function shape (``GRPOTrainer(reward_funcs=[trl_reward])``);
+    ``answer`` is the dataset column of that name."""
+    return [reward(completion_text(c), a) for c, a in zip(completions, answer, strict=True)]
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Rows of a JSON-lines file; a bad line raises ValueError naming the file and line."""
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    return rows
+
+
+def load_train(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """The train split: dicts with ``id``, ``question``, ``answer`` (final number as a string)
+    and ``solution`` (chain of thought ending in ``#### N``).
+
+    Default path: ``data/train.jsonl`` under ``$AUTORL_WORKSPACE`` (else the current directory).
+    """
+    if path is None:
+        root = Path(os.environ.get("AUTORL_WORKSPACE") or ".")
+        path = root / "data" / "train.jsonl"
+    if not Path(path).is_file():
+        raise FileNotFoundError(
+            f"train split not found at {path}; pass load_train(path=...) or set AUTORL_WORKSPACE "
+            "to the workspace directory (the one holding data/train.jsonl)"
+        )
+    return read_jsonl(path)
