@@ -10,6 +10,7 @@ What the child could actually apply is returned in :attr:`Outcome.flags`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -79,10 +80,8 @@ def sandbox_uid(slot: int) -> int | None:
 def kill_leftovers(pgid: int, uid: int | None) -> int:
     """SIGKILL the process group, then every process still running as ``uid`` (stragglers that
     started their own session). Returns how many stragglers psutil had to kill."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     if uid is None:
         return 0
     import psutil
