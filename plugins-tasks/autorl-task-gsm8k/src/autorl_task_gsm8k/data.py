@@ -34,11 +34,10 @@ def normalize_question(question: str) -> str:
 
 
 def with_final_line(solution: str, answer: str) -> str:
-    """``solution`` ending in ``#### answer`` (added when missing)."""
-    solution = solution.strip()
-    if re.search(r"####\s*\S+\s*$", solution):
-        return solution
-    return f"{solution}\n#### {answer}".strip()
+    """``solution`` ending in exactly ``#### answer`` (an existing final line is rewritten in
+    the normalised form, e.g. ``#### 57.0`` becomes ``#### 57``)."""
+    body = re.sub(r"\s*####[^\n]*\s*$", "", solution.strip())
+    return f"{body}\n#### {answer}".strip()
 
 
 # offline -----------------------------------------------------------------------------------------

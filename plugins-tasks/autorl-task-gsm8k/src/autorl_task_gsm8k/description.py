@@ -28,6 +28,7 @@ def describe(*, split: str, n_train: int, n_eval: int, evaluator_config: Mapping
         ]
     )
     prompt = PROMPT_TEMPLATE.format(question="<question>")
+    max_new_tokens = evaluator_config.get("max_new_tokens")
     prompt_block = "\n".join(f"    {line}" for line in prompt.splitlines())
     return f"""# Task: GSM8K (grade-school math word problems)
 
@@ -56,8 +57,8 @@ For each held-out question the grader:
 
 {prompt_block}
 
-2. decodes greedily (temperature 0) for at most {evaluator_config.get("max_new_tokens")} new
-   tokens, stopping at the end-of-turn token;
+2. decodes greedily (greedy decoding, temperature 0) for at most {max_new_tokens} new tokens,
+   stopping at the end-of-turn token;
 3. extracts the answer: the number after the first `#### `, or, when there is none, the last
    number in the output; commas, `$` and trailing zeros are ignored (`1,000.0` equals `1000`);
 4. counts it correct when it equals the gold answer.

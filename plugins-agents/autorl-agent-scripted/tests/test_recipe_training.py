@@ -1,0 +1,117 @@
+"""The gsm8k recipe's training phases on the tiny model: real TRL SFT/GRPO, real checkpoints."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+
+def test_sft_rows_use_the_eval_prompt(gsm8k_workspace: Path) -> None:
+    import autorl_kit as kit
+    import recipe
+
+    rows = kit.load_train()
+    sft = recipe.sft_rows(kit, rows[:2])
+    assert sft[0]["prompt"] == kit.build_messages(rows[0]["question"])
+    assert sft[0]["completion"][0]["content"].endswith(f"#### {rows[0]['answer']}")
+    grpo = recipe.grpo_rows(kit, rows[:2])
+    assert grpo[1] == {
+        "prompt": kit.build_messages(rows[1]["question"]),
+        "answer": rows[1]["answer"],
+    }
+
+
+def test_phase_plan_keeps_the_save_reserve() -> None:
+    import importlib
+    import sys
+
+    from autorl_agent_scripted.agent import RECIPES
+
+    sys.path.insert(0, str(RECIPES / "common"))
+    sys.path.insert(0, str(RECIPES / "gsm8k"))
+    recipe = importlib.import_module("recipe")
+    assert recipe.phase_seconds(100.0, 10.0, 3) == pytest.approx(30.0)
+    assert recipe.phase_seconds(5.0, 10.0, 1) == 0.0
+
+
+@pytest.mark.parametrize("mode", ["lora", "full"])
+def test_sft_gives_a_loadable_merged_checkpoint(gsm8k_workspace: Path, mode: str) -> None:
+    import autorl_kit as kit
+    import recipe
+    from autorl_hf.generation import generate
+    from autorl_hf.loading import load_model
+    from recipe_common import load_base, save_checkpoint
+
+    model, tokenizer = load_base(gsm8k_workspace / "models" / "base")
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    trained, steps = recipe.run_sft(
+        model,
+        tokenizer,
+        recipe.sft_rows(kit, kit.load_train()),
+        mode=mode,
+        seconds=60,
+        scratch=gsm8k_workspace / "output" / ".trainer",
+        batch_size=8,
+        lr=1e-3,
+        epochs=0.4,  # 40 rows * 0.4 / 8 = 2 steps
+    )
+    assert steps == 2
+    target = gsm8k_workspace / "output" / "v1"
+    save_checkpoint(trained, tokenizer, target)
+    assert not any(p.name.startswith("adapter") for p in target.iterdir()), "LoRA not merged"
+    reloaded, reloaded_tok = load_model(target, device="cpu")
+    changed = [
+        k for k, v in reloaded.state_dict().items() if k in before and not v.equal(before[k])
+    ]
+    assert changed, "training changed no weight"
+    [text] = generate(
+        reloaded, reloaded_tok, [kit.build_messages("What is 2 + 3?")], max_new_tokens=8
+    )
+    assert isinstance(text, str)
+
+
+def test_sft_stops_at_its_deadline(gsm8k_workspace: Path) -> None:
+    import autorl_kit as kit
+    import recipe
+    from recipe_common import load_base
+
+    model, tokenizer = load_base(gsm8k_workspace / "models" / "base")
+    started = time.monotonic()
+    _, steps = recipe.run_sft(
+        model,
+        tokenizer,
+        recipe.sft_rows(kit, kit.load_train() * 20),
+        mode="lora",
+        seconds=0.0,  # the deadline has passed: one step, then stop
+        scratch=gsm8k_workspace / "output" / ".trainer",
+        batch_size=4,
+    )
+    assert steps == 1
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.slow
+def test_grpo_runs_with_the_kit_reward(gsm8k_workspace: Path) -> None:
+    import autorl_kit as kit
+    import recipe
+    from recipe_common import load_base, save_checkpoint
+
+    model, tokenizer = load_base(gsm8k_workspace / "models" / "base")
+    trained, steps = recipe.run_grpo(
+        model,
+        tokenizer,
+        recipe.grpo_rows(kit, kit.load_train()),
+        kit.trl_reward,
+        mode="lora",
+        seconds=60,
+        scratch=gsm8k_workspace / "output" / ".trainer",
+        max_steps=1,
+        prompts_per_step=2,
+        generations=2,
+        max_new_tokens=16,
+    )
+    assert steps == 1
+    save_checkpoint(trained, tokenizer, gsm8k_workspace / "output" / "v2")
+    assert (gsm8k_workspace / "output" / "v2" / "config.json").is_file()

@@ -1,0 +1,138 @@
+"""The exact evaluator on a real (tiny) model, and its input checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from autorl_evaluator_exact.evaluator import (
+    ExactMatchEvaluator,
+    load_protocol,
+    read_examples,
+    settings,
+)
+
+from autorl.errors import ConfigError
+from autorl.testing import conformance
+from autorl.types import EvalRequest
+
+QUESTIONS = [(a, b) for a, b in ((2, 3), (4, 5), (1, 1), (7, 2), (12, 30), (3, 6))]
+
+
+def write_eval(path: Path, golds: list[str] | None = None) -> Path:
+    golds = golds or [str(a + b) for a, b in QUESTIONS]
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"e{i}", "question": f"What is {a} + {b}?", "answer": gold}) + "\n"
+            for i, ((a, b), gold) in enumerate(zip(QUESTIONS, golds, strict=True))
+        )
+    )
+    return path
+
+
+def request(model: Path, eval_path: Path, work: Path, progress=None, **config) -> EvalRequest:
+    return EvalRequest(
+        model_dir=model,
+        eval_path=eval_path,
+        config={"protocol": "addition_protocol", "max_new_tokens": 24, "batch_size": 4, **config},
+        work_dir=work,
+        progress=progress,
+    )
+
+
+class TestExactConformance(conformance.EvaluatorConformance):
+    plugin_module = "autorl_evaluator_exact.plugin"
+
+    def eval_request(self, tmp_path: Path) -> EvalRequest:
+        tiny = pytest.importorskip("autorl_model_tiny.model")
+        model = tiny.TinyModel().materialize(tmp_path / "models").path
+        return request(model, write_eval(tmp_path / "eval.jsonl"), tmp_path / "work")
+
+
+def test_scores_details_and_progress(tiny_model_dir: Path, tmp_path: Path) -> None:
+    calls: list[tuple[int, int]] = []
+    result = ExactMatchEvaluator().evaluate(
+        request(
+            tiny_model_dir,
+            write_eval(tmp_path / "eval.jsonl"),
+            tmp_path / "work",
+            progress=lambda done, total: calls.append((done, total)),
+        )
+    )
+    n = len(QUESTIONS)
+    assert result.n == n and 0.0 <= result.score <= 100.0
+    assert calls[-1] == (n, n)
+    assert result.details_path == tmp_path / "work" / "details.jsonl"
+    details = [json.loads(line) for line in result.details_path.read_text().splitlines()]
+    assert [d["id"] for d in details] == [f"e{i}" for i in range(n)]
+    assert {"output", "extracted", "gold", "correct"} <= set(details[0])
+    assert result.metrics["correct"] == sum(d["correct"] for d in details)
+    assert result.score == pytest.approx(100.0 * result.metrics["correct"] / n)
+    assert 0.0 <= result.metrics["format_rate"] <= 1.0
+
+
+def test_score_is_exact_match_of_the_extracted_answer(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Gold answers set to what the model says (or to a number it never says) fix the score."""
+    first = ExactMatchEvaluator().evaluate(
+        request(tiny_model_dir, write_eval(tmp_path / "a.jsonl"), tmp_path / "a")
+    )
+    details = [json.loads(line) for line in first.details_path.read_text().splitlines()]
+    said = [d["extracted"] for d in details]
+    assert any(s is not None for s in said), f"the tiny model gave no number at all: {details}"
+    # every other example gets a gold the model did say, the rest an impossible one
+    golds = [s if (s is not None and i % 2 == 0) else "-987654" for i, s in enumerate(said)]
+    expected = sum(g != "-987654" for g in golds)
+    second = ExactMatchEvaluator().evaluate(
+        request(tiny_model_dir, write_eval(tmp_path / "b.jsonl", golds), tmp_path / "b")
+    )
+    assert second.metrics["correct"] == expected
+    assert second.score == pytest.approx(100.0 * expected / len(golds))
+
+
+def test_limit_scores_the_first_examples(tiny_model_dir: Path, tmp_path: Path) -> None:
+    result = ExactMatchEvaluator().evaluate(
+        request(tiny_model_dir, write_eval(tmp_path / "e.jsonl"), tmp_path / "w", limit=2)
+    )
+    assert result.n == 2
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"max_new_token": 5}, "unknown option"),
+        ({"batch_size": 0}, "positive integer"),
+        ({"max_new_tokens": "many"}, "positive integer"),
+    ],
+)
+def test_bad_config_is_a_precise_error(config: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        settings(config)
+
+
+def test_protocol_module_is_checked() -> None:
+    assert load_protocol("autorl_task_gsm8k.kit").extract_answer("#### 3") == "3"
+    with pytest.raises(ConfigError, match="cannot import protocol module"):
+        load_protocol("no_such_protocol_module")
+    with pytest.raises(ConfigError, match="lacks build_messages"):
+        load_protocol("json")
+
+
+def test_eval_file_errors_name_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "eval.jsonl"
+    path.write_text('{"question": "q", "answer": "1"}\n{"question": "q"}\n')
+    with pytest.raises(ConfigError, match=r"eval.jsonl:2: .*'answer'"):
+        read_examples(path)
+    path.write_text("\n")
+    with pytest.raises(ConfigError, match="no example"):
+        read_examples(path)
+
+
+def test_a_broken_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
+    from autorl.checkpoints import CheckpointError
+
+    (tmp_path / "model").mkdir()
+    with pytest.raises(CheckpointError, match=r"config\.json"):
+        ExactMatchEvaluator().evaluate(
+            request(tmp_path / "model", write_eval(tmp_path / "e.jsonl"), tmp_path / "w")
+        )

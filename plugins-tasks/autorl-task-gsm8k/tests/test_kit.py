@@ -1,0 +1,113 @@
+"""The answer extraction and reward shared by the grader and the workspace kit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from autorl_task_gsm8k import kit
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("so 3 + 4 = 7\n#### 7", "7"),
+        ("#### 1,234", "1234"),
+        ("#### $1,234.50", "1234.5"),
+        ("#### 5.0", "5"),
+        ("#### 5.", "5"),
+        ("####-3", "-3"),
+        ("#### +12", "12"),
+        ("#### 007", "7"),
+        ("#### -0", "0"),
+        ("first #### 4 then #### 5", "4"),  # the first committed answer counts
+        ("#### 12 apples", "12"),
+        ("The answer is 42.", "42"),  # no marker: the last number
+        ("I had 3, gave 2, so 1,000 left", "1000"),
+        ("3,4 and 5", "5"),
+        ("0.25 of them", "0.25"),
+        ("#### x, the answer is 9", "9"),  # a marker without a number falls back
+        ("no number here", None),
+        ("", None),
+    ],
+)
+def test_extract_answer(text: str, expected: str | None) -> None:
+    assert kit.extract_answer(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1,000", "1000"),
+        ("2.50", "2.5"),
+        ("-7.000", "-7"),
+        ("abc", None),
+        (None, None),
+        ("1e3", "1000"),
+        ("nan", None),
+        ("$5", "5"),
+    ],
+)
+def test_normalize_number(text: str | None, expected: str | None) -> None:
+    assert kit.normalize_number(text) == expected
+
+
+def test_reward_exact_format_and_wrong() -> None:
+    assert kit.reward("... #### 18", "18") == 1.0
+    assert kit.reward("the result is 18", "18") == 1.0  # correct without the marker
+    assert kit.reward("#### 17", "18") == kit.FORMAT_REWARD
+    assert kit.reward("maybe 17", "18") == 0.0
+    assert kit.is_correct("#### 1,000.0", "1000")
+
+
+def test_trl_reward_accepts_text_and_conversational_completions() -> None:
+    completions = ["#### 3", [{"role": "assistant", "content": "#### 4"}], "nothing"]
+    assert kit.trl_reward(completions, answer=["3", "5", "1"], prompts=None) == [
+        1.0,
+        kit.FORMAT_REWARD,
+        0.0,
+    ]
+
+
+def test_build_messages_uses_the_template() -> None:
+    messages = kit.build_messages("  How many?  ")
+    assert messages == [
+        {"role": "user", "content": kit.PROMPT_TEMPLATE.format(question="How many?")}
+    ]
+    assert "####" in messages[0]["content"]
+
+
+def test_load_train_reads_the_workspace_split(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "data").mkdir()
+    row = {"id": "train-0", "question": "q", "answer": "1", "solution": "#### 1"}
+    (tmp_path / "data" / "train.jsonl").write_text(json.dumps(row) + "\n\n")
+    monkeypatch.setenv("AUTORL_WORKSPACE", str(tmp_path))
+    assert kit.load_train() == [row]
+
+
+def test_load_train_errors_name_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTORL_WORKSPACE", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=r"data/train\.jsonl"):
+        kit.load_train()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"ok": 1}\n{broken\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:2"):
+        kit.load_train(bad)
+
+
+def test_kit_uses_only_the_standard_library() -> None:
+    import ast
+    import sys
+
+    tree = ast.parse(Path(kit.__file__).read_text())
+    imported = {
+        (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    imported.discard("__future__")
+    assert imported <= set(sys.stdlib_module_names), imported - set(sys.stdlib_module_names)

@@ -1,0 +1,192 @@
+"""Preparing the gsm8k task: disjoint, deterministic, cached splits; real GSM8K from files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from autorl_task_gsm8k import data
+from autorl_task_gsm8k.task import KIT_SOURCE, GSM8KTask
+
+from autorl.errors import ConfigError
+from autorl.testing import conformance
+from autorl.types import TaskContext
+
+SMALL = {"train_size": 60, "eval_size": 20}
+
+
+def prepare(cache: Path, **options: object):
+    return GSM8KTask().prepare(TaskContext(cache_dir=cache, options=options))
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+class TestGSM8KConformance(conformance.TaskConformance):
+    plugin_module = "autorl_task_gsm8k.plugin"
+    task_options = SMALL
+
+
+def test_offline_split_is_disjoint_and_well_formed(tmp_path: Path) -> None:
+    prepared = prepare(tmp_path, **SMALL)
+    train, evals = rows(prepared.train_files[0]), rows(prepared.eval_path)
+    assert (len(train), len(evals)) == (60, 20)
+    assert prepared.split == "offline-gsm-symbolic"
+    assert prepared.evaluator == "exact"
+    assert prepared.evaluator_config["protocol"] == "autorl_task_gsm8k.kit"
+    eval_questions = {data.normalize_question(r["question"]) for r in evals}
+    train_questions = [data.normalize_question(r["question"]) for r in train]
+    assert not eval_questions & set(train_questions)
+    assert len(set(train_questions)) == len(train_questions)
+    for row in train + evals:
+        assert set(row) == {"id", "question", "answer", "solution"}
+        assert row["solution"].rstrip().endswith(f"#### {row['answer']}")
+        assert "Give the result as your final answer" not in row["question"]
+    assert prepared.train_files[0].name == "train.jsonl"
+
+
+def test_overlapping_generations_are_deduplicated(tmp_path: Path) -> None:
+    """Train drawn with the eval seed would repeat every eval question: all must be dropped."""
+    evals = data.generate_symbolic(seed=5, size=15, prefix="eval")
+    taken = {data.normalize_question(e["question"]) for e in evals}
+    train = data.generate_symbolic(seed=5, size=30, prefix="train", exclude=taken)
+    assert len(train) == 30
+    assert not taken & {data.normalize_question(t["question"]) for t in train}
+
+
+def test_same_options_give_the_same_split_and_reuse_the_cache(tmp_path: Path) -> None:
+    first = prepare(tmp_path / "a", **SMALL)
+    second = prepare(tmp_path / "b", **SMALL)
+    assert first.eval_path.read_bytes() == second.eval_path.read_bytes()
+    assert first.train_files[0].read_bytes() == second.train_files[0].read_bytes()
+    stamp = first.eval_path.stat().st_mtime_ns
+    again = prepare(tmp_path / "a", **SMALL)
+    assert again.eval_path == first.eval_path
+    assert again.eval_path.stat().st_mtime_ns == stamp  # not regenerated
+
+
+def test_changed_parameters_regenerate(tmp_path: Path) -> None:
+    first = prepare(tmp_path, **SMALL)
+    other_seed = prepare(tmp_path, **SMALL, split_seed=99)
+    bigger = prepare(tmp_path, train_size=60, eval_size=25)
+    assert other_seed.eval_path != first.eval_path
+    assert rows(other_seed.eval_path) != rows(first.eval_path)
+    assert len(rows(bigger.eval_path)) == 25
+
+
+def test_kit_is_a_verbatim_copy_of_the_graders_module(tmp_path: Path) -> None:
+    prepared = prepare(tmp_path, **SMALL)
+    assert prepared.kit_dir is not None
+    assert [p.name for p in prepared.kit_dir.iterdir()] == ["autorl_kit.py"]
+    assert (prepared.kit_dir / "autorl_kit.py").read_bytes() == KIT_SOURCE.read_bytes()
+
+
+def test_description_states_metric_prompt_and_format(tmp_path: Path) -> None:
+    text = prepare(tmp_path, **SMALL).description
+    for needle in ("exact match", "greedy", "#### <number>", "60 training problems", "20 held"):
+        assert needle in text, needle
+    assert "Solve the problem step by step" in text
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"train_sise": 10}, "unknown task option"),
+        ({"train_size": 0}, "positive integer"),
+        ({"eval_size": "ten"}, "positive integer"),
+        ({"source": "web"}, "must be 'offline'"),
+        ({"source": "local"}, "needs data_path"),
+        ({"data_path": "/nonexistent/gsm8k"}, "not a directory"),
+    ],
+)
+def test_bad_options_are_precise_errors(tmp_path: Path, options: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        prepare(tmp_path, **options)
+
+
+# real GSM8K from local files ------------------------------------------------------------------
+
+OFFICIAL_TRAIN = [
+    {
+        "question": "Natalia sold clips to 48 of her friends in April, and then she sold half as "
+        "many clips in May. How many clips did Natalia sell altogether in April and May?",
+        "answer": "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\n"
+        "Natalia sold 48+24 = <<48+24=72>>72 clips altogether in April and May.\n#### 72",
+    },
+    {
+        "question": "Weng earns $12 an hour for babysitting. Yesterday, she just did 50 minutes "
+        "of babysitting. How much did she earn?",
+        "answer": "Weng earns 12/60 = $<<12/60=0.2>>0.2 per minute.\nWorking 50 minutes, she "
+        "earned 0.2 x 50 = $<<0.2*50=10>>10.\n#### 10",
+    },
+    {  # also in the test file: must be dropped from train
+        "question": "Janet has 3 apples and buys 2 more. How many apples does she have?",
+        "answer": "3+2=<<3+2=5>>5\n#### 5",
+    },
+]
+OFFICIAL_TEST = [
+    {
+        "question": "Janet has 3 apples and buys  2 more. How many apples does she have?",
+        "answer": "3+2=<<3+2=5>>5\n#### 5",
+    },
+    {
+        "question": "A shop sells 1,200 pens a day. How many in 2 days?",
+        "answer": "1200*2=<<1200*2=2400>>2400\n#### 2,400",
+    },
+]
+
+
+def write_official(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, items in (("train.jsonl", OFFICIAL_TRAIN), ("test.jsonl", OFFICIAL_TEST)):
+        (directory / name).write_text("".join(json.dumps(r) + "\n" for r in items))
+    return directory
+
+
+def test_local_gsm8k_follows_the_reference_protocol(tmp_path: Path) -> None:
+    source = write_official(tmp_path / "gsm8k")
+    prepared = prepare(tmp_path / "cache", data_path=str(source))
+    assert prepared.split == "gsm8k-reference"
+    train, test = rows(prepared.train_files[0]), rows(prepared.eval_path)
+    assert [r["answer"] for r in train] == ["72", "10"]  # the duplicate of a test question dropped
+    assert [r["answer"] for r in test] == ["5", "2400"]
+    assert train[0]["solution"] == (
+        "Natalia sold 48/2 = 24 clips in May.\n"
+        "Natalia sold 48+24 = 72 clips altogether in April and May.\n#### 72"
+    )
+    assert "real GSM8K" in prepared.description
+
+
+def test_local_gsm8k_parquet_layout(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    main = tmp_path / "gsm8k" / "main"
+    main.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(OFFICIAL_TRAIN[:2]), main / "train-00000-of-00001.parquet")
+    pq.write_table(pa.Table.from_pylist(OFFICIAL_TEST), main / "test-00000-of-00001.parquet")
+    prepared = prepare(tmp_path / "cache", data_path=str(tmp_path / "gsm8k"))
+    assert len(rows(prepared.train_files[0])) == 2
+    assert rows(prepared.eval_path)[1]["answer"] == "2400"
+
+
+def test_local_gsm8k_errors_name_file_and_line(tmp_path: Path) -> None:
+    source = write_official(tmp_path / "gsm8k")
+    (source / "test.jsonl").write_text(
+        json.dumps(OFFICIAL_TEST[0]) + "\n" + json.dumps({"question": "q", "answer": "no marker"})
+    )
+    with pytest.raises(ConfigError, match=r"test.jsonl:2: the answer does not end with"):
+        prepare(tmp_path / "cache", data_path=str(source))
+    (source / "test.jsonl").unlink()
+    with pytest.raises(ConfigError, match="no test split found"):
+        prepare(tmp_path / "cache", data_path=str(source))
+
+
+def test_local_gsm8k_subset_sizes(tmp_path: Path) -> None:
+    source = write_official(tmp_path / "gsm8k")
+    prepared = prepare(tmp_path / "cache", data_path=str(source), train_size=1, eval_size=1)
+    assert len(rows(prepared.train_files[0])) == 1
+    assert len(rows(prepared.eval_path)) == 1
+    assert prepared.split.startswith("gsm8k-reference-subset")
