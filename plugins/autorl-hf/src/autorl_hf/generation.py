@@ -1,33 +1,176 @@
-"""Batched generation: the one path every evaluator uses.
+"""Batched generation: the one path every evaluator and the benchmark use.
 
-Prompts are sorted by length so each batch pads little, generated together, and returned in the
-caller's order. Chat-message prompts go through the tokenizer's chat template. On a machine with
-a CUDA GPU and vLLM installed, :func:`generate_vllm` serves the same call.
+Prompts are tokenized, sorted by length so each batch pads little, generated together with left
+padding, and returned in the caller's order. A batch ends as soon as every row has produced its
+EOS token or one of the stop strings. Chat-message prompts go through the tokenizer's chat
+template (with the generation prompt); plain strings are tokenized as they are.
+
+On a machine with a CUDA GPU and vLLM installed, :class:`Generator` (and :func:`generate` given
+a model *directory*) use vLLM instead; see :mod:`autorl_hf.vllm_backend`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 Prompt = str | list[dict[str, str]]
+ProgressFn = Callable[[int, int], None]
+BACKEND_ENV = "AUTORL_GENERATION_BACKEND"
+"""``transformers`` or ``vllm`` forces a backend; unset or ``auto`` picks vLLM on a GPU."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One generated answer: the text (cut at the first stop string) and why it ended."""
+
+    text: str
+    tokens: int
+    """Generated tokens, EOS included, padding excluded (what throughput counts)."""
+    finish: str
+    """``eos``, ``stop`` (a stop string) or ``length`` (``max_new_tokens`` reached)."""
 
 
 def render(tokenizer: Any, prompt: Prompt) -> str:
     """A chat prompt through the chat template (with the generation prompt); text as is."""
     if isinstance(prompt, str):
         return prompt
+    if not isinstance(prompt, list) or not all(
+        isinstance(m, dict) and "role" in m and "content" in m for m in prompt
+    ):
+        raise ValueError(
+            "a prompt must be a string or a list of chat messages "
+            f"[{{'role': ..., 'content': ...}}], got {type(prompt).__name__}: {prompt!r:.80}"
+        )
+    if not getattr(tokenizer, "chat_template", None):
+        raise ValueError(
+            "chat-message prompts need a tokenizer with a chat template; this one has none "
+            "(pass plain strings, or set tokenizer.chat_template)"
+        )
     return tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
 
 
-def cut_at_stop(text: str, stop: Sequence[str]) -> str:
+def encode(tokenizer: Any, prompt: Prompt) -> list[int]:
+    """Token ids of one prompt. The chat template already holds any BOS token; text gets the
+    tokenizer's usual special tokens, as ``tokenizer(text)`` would."""
+    text = render(tokenizer, prompt)
+    return list(tokenizer(text, add_special_tokens=isinstance(prompt, str))["input_ids"])
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    """``text`` up to the earliest stop string, and whether one was found."""
     cut = len(text)
     for marker in stop:
-        index = text.find(marker)
-        if index != -1:
-            cut = min(cut, index)
-    return text[:cut]
+        if marker:
+            index = text.find(marker)
+            if index != -1:
+                cut = min(cut, index)
+    return text[:cut], cut < len(text)
+
+
+def eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    """Every id that ends a turn: the generation config's (an int or a list) and the tokenizer's."""
+    ids: set[int] = set()
+    configured = getattr(model.generation_config, "eos_token_id", None)
+    if isinstance(configured, int):
+        ids.add(configured)
+    elif configured:
+        ids.update(int(i) for i in configured)
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    return ids
+
+
+def _stop_criteria(tokenizer: Any, stop: Sequence[str], prompt_len: int) -> Any:
+    """Marks a row finished once its recent tokens decode to text holding a stop string."""
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    window = 2 * max(len(s) for s in stop) + 4
+
+    class StopStrings(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            tails = input_ids[:, max(prompt_len, input_ids.shape[1] - window) :]
+            texts = tokenizer.batch_decode(tails, skip_special_tokens=True)
+            hits = [any(s in t for s in stop if s) for t in texts]
+            return torch.tensor(hits, dtype=torch.bool, device=input_ids.device)
+
+    return StoppingCriteriaList([StopStrings()])
+
+
+def _finish(
+    tokenizer: Any, row: list[int], eos: set[int], pad_id: int | None, stop: Sequence[str]
+) -> Completion:
+    """Trim a generated row at its EOS (or trailing padding) and decode it."""
+    end = next((i for i, t in enumerate(row) if t in eos), None)
+    if end is not None:
+        kept, count, finish = row[:end], end + 1, "eos"
+    else:
+        count = len(row)
+        while count and pad_id is not None and row[count - 1] == pad_id:
+            count -= 1
+        kept, finish = row[:count], "length"
+    text, stopped = cut_at_stop(tokenizer.decode(kept, skip_special_tokens=True), stop)
+    return Completion(text=text, tokens=count, finish="stop" if stopped else finish)
+
+
+def generate_completions(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[Prompt],
+    *,
+    max_new_tokens: int,
+    batch_size: int = 32,
+    temperature: float = 0.0,
+    stop: Sequence[str] = (),
+    seed: int = 0,
+    progress: ProgressFn | None = None,
+) -> list[Completion]:
+    """:func:`generate` with token counts and finish reasons (what benchmarks need)."""
+    import torch
+
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0 (0 is greedy), got {temperature}")
+    batch_size = max(1, int(batch_size))
+    encoded = [encode(tokenizer, p) for p in prompts]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]), reverse=True)
+    results: list[Completion | None] = [None] * len(encoded)
+    device = next(model.parameters()).device
+    eos = eos_ids(model, tokenizer)
+    pad_id = tokenizer.pad_token_id
+    sampling = temperature > 0
+    options: dict[str, Any] = {
+        "max_new_tokens": max_new_tokens,
+        "do_sample": sampling,
+        "pad_token_id": pad_id,
+        "eos_token_id": sorted(eos) or None,
+    }
+    if sampling:  # plain temperature sampling, as vLLM does by default
+        options.update(temperature=temperature, top_k=0, top_p=1.0)
+    else:
+        options.update(temperature=None, top_k=None, top_p=None)
+    torch.manual_seed(seed)
+    done = 0
+    for start in range(0, len(order), batch_size):
+        batch = order[start : start + batch_size]
+        padded = tokenizer.pad(
+            {"input_ids": [encoded[i] for i in batch]}, padding=True, return_tensors="pt"
+        ).to(device)
+        prompt_len = padded["input_ids"].shape[1]
+        criteria = _stop_criteria(tokenizer, stop, prompt_len) if any(stop) else None
+        with torch.inference_mode():
+            generated = model.generate(**padded, stopping_criteria=criteria, **options)
+        for index, row in zip(batch, generated[:, prompt_len:].tolist(), strict=True):
+            results[index] = _finish(tokenizer, row, eos, pad_id, stop)
+        done += len(batch)
+        if progress is not None:
+            progress(done, len(encoded))
+    return [r for r in results if r is not None]
 
 
 def generate(
@@ -40,110 +183,25 @@ def generate(
     temperature: float = 0.0,
     stop: Sequence[str] = (),
     seed: int = 0,
-    progress: Callable[[int, int], None] | None = None,
+    progress: ProgressFn | None = None,
 ) -> list[str]:
-    """Generate one completion per prompt; greedy when ``temperature`` is 0."""
-    import torch
+    """One completion per prompt, in input order; greedy when ``temperature`` is 0.
 
-    texts = [render(tokenizer, p) for p in prompts]
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
-    outputs: list[str] = [""] * len(texts)
-    device = next(model.parameters()).device
-    torch.manual_seed(seed)
-    sampling = temperature > 0
-    done = 0
-    for start in range(0, len(order), max(1, batch_size)):
-        batch = order[start : start + batch_size]
-        encoded = tokenizer(
-            [texts[i] for i in batch],
-            return_tensors="pt",
-            padding=True,
-            add_special_tokens=False,
-        ).to(device)
-        with torch.inference_mode():
-            generated = model.generate(
-                **encoded,
-                max_new_tokens=max_new_tokens,
-                do_sample=sampling,
-                temperature=temperature if sampling else None,
-                top_p=None,
-                top_k=None,
-                pad_token_id=tokenizer.pad_token_id,
-            )
-        new_tokens = generated[:, encoded["input_ids"].shape[1] :]
-        decoded = tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-        for index, text in zip(batch, decoded, strict=True):
-            outputs[index] = cut_at_stop(text, stop)
-        done += len(batch)
-        if progress is not None:
-            progress(done, len(texts))
-    return outputs
-
-
-def vllm_available() -> bool:
-    """True when vLLM can serve generation here: it imports and a CUDA GPU is present."""
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            return False
-        import vllm  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def generate_vllm(
-    model_dir: str | Path,
-    prompts: Sequence[Prompt],
-    *,
-    max_new_tokens: int,
-    temperature: float = 0.0,
-    stop: Sequence[str] = (),
-    seed: int = 0,
-) -> list[str]:
-    """The same contract as :func:`generate`, served by vLLM (GPU only)."""
-    from vllm import LLM, SamplingParams
-
-    llm = LLM(model=str(model_dir), seed=seed, enforce_eager=True, gpu_memory_utilization=0.5)
-    tokenizer = llm.get_tokenizer()
-    texts = [render(tokenizer, p) for p in prompts]
-    params = SamplingParams(
-        max_tokens=max_new_tokens, temperature=temperature, stop=list(stop) or None, seed=seed
-    )
-    results = llm.generate(texts, params)
-    return [r.outputs[0].text for r in results]
-
-
-def generate_from_dir(
-    model_dir: str | Path,
-    prompts: Sequence[Prompt],
-    *,
-    max_new_tokens: int,
-    batch_size: int = 32,
-    temperature: float = 0.0,
-    stop: Sequence[str] = (),
-    seed: int = 0,
-    device: str = "auto",
-    progress: Callable[[int, int], None] | None = None,
-) -> list[str]:
-    """Load ``model_dir`` and generate: vLLM on a GPU when available, else transformers."""
-    from autorl_hf.loading import load_model, pick_device
-
-    if pick_device(device).startswith("cuda") and vllm_available():
-        out = generate_vllm(
-            model_dir,
+    ``model`` is a loaded transformers model (then ``tokenizer`` is its tokenizer), or a model
+    directory (then ``tokenizer`` may be None): a directory is served by vLLM when it is
+    installed and a CUDA GPU is present, else loaded with transformers.
+    """
+    if isinstance(model, str | Path):
+        return Generator(model).generate(
             prompts,
             max_new_tokens=max_new_tokens,
+            batch_size=batch_size,
             temperature=temperature,
             stop=stop,
             seed=seed,
+            progress=progress,
         )
-        if progress is not None:
-            progress(len(out), len(out))
-        return out
-    model, tokenizer = load_model(model_dir, device=device)
-    return generate(
+    completions = generate_completions(
         model,
         tokenizer,
         prompts,
@@ -153,4 +211,78 @@ def generate_from_dir(
         stop=stop,
         seed=seed,
         progress=progress,
+    )
+    return [c.text for c in completions]
+
+
+def generate_one_by_one(
+    model: Any, tokenizer: Any, prompts: Sequence[Prompt], **kwargs: Any
+) -> list[str]:
+    """The unbatched reference path (one prompt per ``model.generate`` call)."""
+    kwargs["batch_size"] = 1
+    return generate(model, tokenizer, prompts, **kwargs)
+
+
+def pick_backend(device: str = "auto") -> str:
+    """``vllm`` when forced by ``$AUTORL_GENERATION_BACKEND`` or when it can run here, else
+    ``transformers``."""
+    from autorl_hf.loading import pick_device
+    from autorl_hf.vllm_backend import vllm_available
+
+    wanted = os.environ.get(BACKEND_ENV, "auto").strip().lower() or "auto"
+    if wanted not in ("auto", "vllm", "transformers"):
+        raise ValueError(f"${BACKEND_ENV}={wanted!r}: use auto, vllm or transformers")
+    if wanted != "auto":
+        return wanted
+    if pick_device(device).startswith("cuda") and vllm_available():
+        return "vllm"
+    return "transformers"
+
+
+class Generator:
+    """A model directory loaded once, served by vLLM on a GPU or by transformers otherwise."""
+
+    def __init__(self, path: str | Path, *, device: str = "auto", backend: str = "auto") -> None:
+        self.path = Path(path)
+        self.backend = pick_backend(device) if backend == "auto" else backend
+        self._engine: Any = None
+        if self.backend == "vllm":
+            from autorl_hf.vllm_backend import VLLMEngine
+
+            self._engine = VLLMEngine(self.path)
+            self.model, self.tokenizer = None, self._engine.tokenizer
+        elif self.backend == "transformers":
+            from autorl_hf.loading import load_model
+
+            self.model, self.tokenizer = load_model(self.path, device=device)
+        else:
+            raise ValueError(f"unknown generation backend {backend!r}: vllm or transformers")
+
+    def completions(
+        self, prompts: Sequence[Prompt], *, max_new_tokens: int, **kwargs: Any
+    ) -> list[Completion]:
+        if self._engine is not None:
+            kwargs.pop("batch_size", None)
+            return self._engine.completions(prompts, max_new_tokens=max_new_tokens, **kwargs)
+        return generate_completions(
+            self.model, self.tokenizer, prompts, max_new_tokens=max_new_tokens, **kwargs
+        )
+
+    def generate(
+        self, prompts: Sequence[Prompt], *, max_new_tokens: int, **kwargs: Any
+    ) -> list[str]:
+        return [c.text for c in self.completions(prompts, max_new_tokens=max_new_tokens, **kwargs)]
+
+
+def generate_from_dir(
+    model_dir: str | Path,
+    prompts: Sequence[Prompt],
+    *,
+    max_new_tokens: int,
+    device: str = "auto",
+    **kwargs: Any,
+) -> list[str]:
+    """Load ``model_dir`` and generate (kept for callers of the first version of this API)."""
+    return Generator(model_dir, device=device).generate(
+        prompts, max_new_tokens=max_new_tokens, **kwargs
     )

@@ -1,0 +1,124 @@
+"""Batched vs one-prompt-at-a-time generation throughput, same prompts, same model, one run.
+
+Why: every evaluation in autorl goes through ``autorl_hf.generation.generate``; this measures
+what batching buys on the current machine (target: >= 8x on CPU for smollm2-135m).
+
+    .venv/bin/python bench/eval_throughput.py                       # tiny model
+    .venv/bin/python bench/eval_throughput.py --model smollm2-135m  # converted once into the cache
+
+The model comes from the registry (``autorl list model``), materialised into
+``$AUTORL_CACHE/models`` (default ``~/.cache/autorl/models``). Prompts: GSM8K-style questions
+from reasoning-gym's ``gsm_symbolic`` in chat format, greedy, ``--max-new-tokens`` each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def questions(n: int, seed: int) -> list[list[dict[str, str]]]:
+    import reasoning_gym
+
+    data = reasoning_gym.create_dataset("gsm_symbolic", size=n, seed=seed)
+    return [[{"role": "user", "content": item["question"]}] for item in data]
+
+
+def timed(fn: Any) -> tuple[Any, float]:
+    started = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="tiny", help="registry model name (default: tiny)")
+    parser.add_argument("--prompts", type=int, default=32)
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    args = parser.parse_args(argv)
+
+    from autorl.errors import AutorlError
+    from autorl.paths import cache_dir
+    from autorl.registry import get_registry
+
+    try:
+        info = get_registry().create("model", args.model).materialize(cache_dir("models"))
+    except AutorlError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    import torch
+    from autorl_hf.generation import generate_completions
+    from autorl_hf.loading import load_model
+
+    (model, tokenizer), load_s = timed(lambda: load_model(info.path, device=args.device))
+    prompts = questions(args.prompts, args.seed)
+    options = {"max_new_tokens": args.max_new_tokens}
+    generate_completions(model, tokenizer, prompts[:2], max_new_tokens=4)  # warm-up
+    batched, batched_s = timed(
+        lambda: generate_completions(
+            model, tokenizer, prompts, batch_size=args.batch_size, **options
+        )
+    )
+    single, single_s = timed(
+        lambda: generate_completions(model, tokenizer, prompts, batch_size=1, **options)
+    )
+    device = str(next(model.parameters()).device)
+    result: dict[str, Any] = {
+        "model": args.model,
+        "path": str(info.path),
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "prompts": len(prompts),
+        "max_new_tokens": args.max_new_tokens,
+        "batch_size": args.batch_size,
+        "load_seconds": round(load_s, 2),
+    }
+    for label, completions, seconds in (
+        ("batched", batched, batched_s),
+        ("one_by_one", single, single_s),
+    ):
+        tokens = sum(c.tokens for c in completions)
+        result[label] = {
+            "seconds": round(seconds, 2),
+            "tokens": tokens,
+            "tokens_per_s": round(tokens / seconds, 1),
+            "prompts_per_s": round(len(prompts) / seconds, 2),
+        }
+    result["speedup_wall"] = round(single_s / batched_s, 2)
+    result["speedup_tokens_per_s"] = round(
+        result["batched"]["tokens_per_s"] / result["one_by_one"]["tokens_per_s"], 2
+    )
+    same = sum(a.text == b.text for a, b in zip(batched, single, strict=True))
+    result["identical_outputs"] = f"{same}/{len(prompts)}"
+
+    print(
+        f"model {args.model} on {device} ({result['threads']} threads), {len(prompts)} prompts, "
+        f"{args.max_new_tokens} new tokens, greedy"
+    )
+    for label in ("batched", "one_by_one"):
+        r = result[label]
+        print(
+            f"  {label:<11} {r['seconds']:8.2f} s  {r['tokens']:6d} tokens  "
+            f"{r['tokens_per_s']:8.1f} tok/s  {r['prompts_per_s']:6.2f} prompts/s"
+        )
+    print(
+        f"  speedup     {result['speedup_wall']:.2f}x wall time, "
+        f"{result['speedup_tokens_per_s']:.2f}x tokens/s; identical outputs "
+        f"{result['identical_outputs']}"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,66 @@
+"""The vLLM backend (CUDA GPUs only), kept apart so nothing else ever imports vllm.
+
+It takes the same prompts as the transformers path and tokenizes them the same way (prompts go
+to vLLM as token ids), so both backends see identical inputs. It cannot run on a CPU-only
+machine; :func:`vllm_available` says whether it can run here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from autorl_hf.generation import Completion, Prompt, cut_at_stop, encode
+
+
+def vllm_available() -> bool:
+    """True when vLLM is installed and a CUDA GPU is visible (without importing vLLM)."""
+    if importlib.util.find_spec("vllm") is None:
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+class VLLMEngine:
+    """One ``vllm.LLM`` over a model directory, reused for every call."""
+
+    def __init__(self, path: Path, *, gpu_memory_utilization: float = 0.5, seed: int = 0) -> None:
+        from vllm import LLM
+
+        self.llm = LLM(model=str(path), seed=seed, gpu_memory_utilization=gpu_memory_utilization)
+        self.tokenizer = self.llm.get_tokenizer()
+
+    def completions(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        max_new_tokens: int,
+        temperature: float = 0.0,
+        stop: Sequence[str] = (),
+        seed: int = 0,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Completion]:
+        from vllm import SamplingParams
+
+        params = SamplingParams(
+            max_tokens=max_new_tokens,
+            temperature=temperature,
+            stop=[s for s in stop if s] or None,
+            seed=seed,
+        )
+        inputs: list[Any] = [{"prompt_token_ids": encode(self.tokenizer, p)} for p in prompts]
+        results = self.llm.generate(inputs, params, use_tqdm=False)
+        out = []
+        for result in results:
+            first = result.outputs[0]
+            text, cut = cut_at_stop(first.text, stop)
+            reason = "stop" if cut or first.stop_reason is not None else "eos"
+            if first.finish_reason == "length":
+                reason = "length"
+            out.append(Completion(text=text, tokens=len(first.token_ids), finish=reason))
+        if progress is not None:
+            progress(len(out), len(out))
+        return out

@@ -1,0 +1,34 @@
+"""load_model: eval mode, left padding, a pad token, precise errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from autorl_hf.checkpoint import CheckpointError
+from autorl_hf.loading import configure_threads, cpu_threads, load_model
+
+
+def test_loaded_for_batched_generation(tiny: tuple[Any, Any]) -> None:
+    model, tokenizer = tiny
+    assert not model.training
+    assert tokenizer.padding_side == "left"
+    assert tokenizer.pad_token is not None
+    assert model.generation_config.pad_token_id == tokenizer.pad_token_id
+    assert str(next(model.parameters()).device) == "cpu"
+
+
+def test_threads_follow_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert cpu_threads() == 3
+    assert configure_threads(1000) == 3  # the environment wins
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert cpu_threads() >= 1
+    assert configure_threads(1_400_000) == 1  # a tiny model runs on one thread
+    assert configure_threads(135_000_000) == cpu_threads()
+
+
+def test_not_a_model_directory(tmp_path: Path) -> None:
+    with pytest.raises(CheckpointError, match=r"no config.json"):
+        load_model(tmp_path, device="cpu")
