@@ -222,19 +222,33 @@ def save_checkpoint(model: Any, tokenizer: Any, target: Path) -> float:
 
 
 def stop_at_callback(stop_at: float) -> Any:
-    """A TrainerCallback that ends training at ``stop_at`` (monotonic) and logs losses."""
+    """A TrainerCallback that ends training before ``stop_at`` (monotonic) and logs losses.
+
+    It stops once the next step, as long as the slowest so far, would end after ``stop_at``: a
+    phase never overruns its share by a whole step (GRPO steps can take many seconds).
+    """
     from transformers import TrainerCallback
 
     class StopAt(TrainerCallback):
+        def __init__(self) -> None:
+            self.step_started = time.monotonic()
+            self.slowest = 0.0
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            self.step_started = time.monotonic()
+            return control
+
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            if time.monotonic() >= stop_at:
+            now = time.monotonic()
+            self.slowest = max(self.slowest, now - self.step_started)
+            if now + self.slowest >= stop_at:
                 control.should_training_stop = True
             return control
 
         def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kw: Any):
-            if logs:
-                keys = ("loss", "reward", "rewards/trl_reward/mean", "learning_rate")
-                shown = ", ".join(f"{k}={logs[k]:.4g}" for k in keys if k in logs)
+            keys = ("loss", "reward", "learning_rate")
+            shown = ", ".join(f"{k}={logs[k]:.4g}" for k in keys if logs and k in logs)
+            if shown:
                 log(f"  step {state.global_step}/{state.max_steps}: {shown}")
 
     return StopAt()
