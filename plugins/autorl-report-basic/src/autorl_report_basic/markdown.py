@@ -77,9 +77,13 @@ def is_scripted(d: dict[str, Any]) -> bool:
 def _scripted_note(d: dict[str, Any]) -> str:
     if not is_scripted(d):
         return ""
+    if str(d.get("driver") or "").startswith("scripted"):
+        who = "the `scripted` driver answered from a script file"
+    else:
+        who = "the `scripted` agent ran a fixed reference recipe"
     return (
-        "> **Note:** no LLM drove this run. The `scripted` driver replays a fixed reference "
-        "recipe: its result measures the harness and the recipe, not an agent's engineering.\n"
+        f"> **Note:** no LLM drove this run: {who}. Its result measures the harness and the "
+        "recipe, not an agent's engineering.\n"
     )
 
 
