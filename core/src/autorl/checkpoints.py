@@ -64,9 +64,7 @@ def confine(workspace: Path, output_dir: Path, model_path: str) -> Path:
             "model_path must name a checkpoint directory inside output/, e.g. output/v1"
         )
     if not resolved.is_dir():
-        raise CheckpointError(
-            f"model_path {model_path!r}: no such directory under output/"
-        )
+        raise CheckpointError(f"model_path {model_path!r}: no such directory under output/")
     return resolved
 
 
@@ -86,9 +84,7 @@ def copy_checkpoint(source: Path, dest: Path, workspace: Path) -> None:
             )
         total += real.stat().st_size
         if total > MAX_CHECKPOINT_BYTES:
-            raise CheckpointError(
-                "checkpoint is larger than 40 GiB; submit model files only"
-            )
+            raise CheckpointError("checkpoint is larger than 40 GiB; submit model files only")
         target = dest / path.relative_to(source)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(real, target)
@@ -158,9 +154,7 @@ def validate(directory: Path) -> CheckpointInfo:
     if adapter_cfg.exists():
         cfg = _read_json(adapter_cfg, "write it with PeftModel.save_pretrained")
         if "peft_type" not in cfg:
-            raise CheckpointError(
-                "adapter_config.json has no 'peft_type': is this a PEFT adapter?"
-            )
+            raise CheckpointError("adapter_config.json has no 'peft_type': is this a PEFT adapter?")
         files = _weights(directory, "adapter_model")
         if not files:
             raise CheckpointError(
@@ -174,13 +168,9 @@ def validate(directory: Path) -> CheckpointInfo:
                 "config.json missing: submit a directory written by model.save_pretrained(...) "
                 "(or a PEFT adapter directory with adapter_config.json)"
             )
-        cfg = _read_json(
-            directory / "config.json", "write it with model.save_pretrained"
-        )
+        cfg = _read_json(directory / "config.json", "write it with model.save_pretrained")
         if "model_type" not in cfg:
-            raise CheckpointError(
-                "config.json has no 'model_type': not a transformers config"
-            )
+            raise CheckpointError("config.json has no 'model_type': not a transformers config")
         files = _weights(directory, "model")
         if not files:
             raise CheckpointError(
@@ -189,14 +179,10 @@ def validate(directory: Path) -> CheckpointInfo:
             )
         index = directory / "model.safetensors.index.json"
         if index.exists():
-            shards = set(
-                _read_json(index, "re-save the model").get("weight_map", {}).values()
-            )
+            shards = set(_read_json(index, "re-save the model").get("weight_map", {}).values())
             missing = sorted(s for s in shards if not (directory / s).exists())
             if missing:
-                raise CheckpointError(
-                    f"sharded checkpoint is missing {', '.join(missing)}"
-                )
+                raise CheckpointError(f"sharded checkpoint is missing {', '.join(missing)}")
         if not any((directory / name).exists() for name in TOKENIZER_FILES):
             raise CheckpointError(
                 "tokenizer missing: save it next to the model with tokenizer.save_pretrained(path)"
@@ -205,6 +191,4 @@ def validate(directory: Path) -> CheckpointInfo:
     for path in files:
         if path.suffix == ".safetensors":
             check_safetensors(path)
-    return CheckpointInfo(
-        kind, tuple(p.name for p in files), hash_files(files, directory)
-    )
+    return CheckpointInfo(kind, tuple(p.name for p in files), hash_files(files, directory))

@@ -41,13 +41,9 @@ class HFDirectoryModel:
                     f"cannot download model {repo!r} from the hub: {type(exc).__name__}: {exc}",
                     hint="download it elsewhere and pass the local directory to --model",
                 ) from None
-            return ModelInfo(
-                name=self.source, path=Path(path), description=f"hub: {repo}"
-            )
+            return ModelInfo(name=self.source, path=Path(path), description=f"hub: {repo}")
         path = self._local_dir()
-        return ModelInfo(
-            name=path.name, path=path, description=f"local directory {path}"
-        )
+        return ModelInfo(name=path.name, path=path, description=f"local directory {path}")
 
 
 def looks_like_path(name: str) -> bool:

@@ -52,9 +52,7 @@ class RunConsole:
         return update
 
     def agent_started(self, budget_seconds: float) -> None:
-        self._agent_task = self.progress.add_task(
-            "agent budget (s)", total=round(budget_seconds)
-        )
+        self._agent_task = self.progress.add_task("agent budget (s)", total=round(budget_seconds))
 
     def agent_tick(self, elapsed: float) -> None:
         if self._agent_task is not None:

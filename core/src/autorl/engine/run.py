@@ -52,9 +52,7 @@ class RunOutcome:
 
     @property
     def improvement(self) -> float | None:
-        return (
-            None if self.best_score is None else self.best_score - self.baseline_score
-        )
+        return None if self.best_score is None else self.best_score - self.baseline_score
 
 
 def _versions(registry: Registry) -> dict[str, str]:
@@ -111,9 +109,7 @@ class Run:
             reg.get("report", report)
 
     def _prepare(self, console: RunConsole) -> None:
-        task_cache = cache_dir(
-            "tasks", self.task.name, str(getattr(self.task, "version", "0"))
-        )
+        task_cache = cache_dir("tasks", self.task.name, str(getattr(self.task, "version", "0")))
         console.print(
             f"preparing task [bold]{self.task.name}[/] and model [bold]{self.config.model}[/]"
         )
@@ -125,14 +121,10 @@ class Run:
             )
         )
         leaked = [
-            p
-            for p in self.prepared.train_files
-            if p.resolve() == self.prepared.eval_path.resolve()
+            p for p in self.prepared.train_files if p.resolve() == self.prepared.eval_path.resolve()
         ]
         if leaked:
-            raise AutorlError(
-                f"task {self.task.name!r} lists its eval split as a train file"
-            )
+            raise AutorlError(f"task {self.task.name!r} lists its eval split as a train file")
         self.model_info = self.model.materialize(cache_dir("models"))
         self.evaluator = self.registry.create("evaluator", self.prepared.evaluator)
         self.evaluator_config = {
@@ -198,9 +190,7 @@ class Run:
             eval_hash=self.hashes["eval"],
             model_hash=self.base_hash,
             evaluator=self.prepared.evaluator,
-            evaluator_config={
-                k: v for k, v in self.evaluator_config.items() if k != "device"
-            },
+            evaluator_config={k: v for k, v in self.evaluator_config.items() if k != "device"},
         )
         result = cached_baseline(
             key,
@@ -229,9 +219,7 @@ class Run:
                 raise AutorlError(
                     "LoRA submissions need the autorl-hf package (pip install autorl-hf)"
                 ) from None
-            model_dir = merge_lora(
-                checkpoint, self.model_info.path, checkpoint.parent / "merged"
-            )
+            model_dir = merge_lora(checkpoint, self.model_info.path, checkpoint.parent / "merged")
         result = self._evaluate(
             model_dir,
             self.run_dir / "submissions" / str(submission_id),
@@ -278,9 +266,7 @@ class Run:
             self._write_manifest()
             events.info("manifest_written", hashes=self.hashes)
             self.registry.on_run_start(
-                RunStartEvent(
-                    self.run_id, self.run_dir, self.config.model_dump(mode="json")
-                )
+                RunStartEvent(self.run_id, self.run_dir, self.config.model_dump(mode="json"))
             )
             console.print(f"run [bold]{self.run_id}[/] in {self.run_dir}")
             baseline = self._baseline(console)
@@ -289,9 +275,7 @@ class Run:
                 f"baseline {self.prepared.metric}: [bold]{baseline['score']:.2f}[/]"
                 f" on {baseline['n']} held-out examples{cached}"
             )
-            events.info(
-                "baseline", score=baseline["score"], cached=baseline.get("cached")
-            )
+            events.info("baseline", score=baseline["score"], cached=baseline.get("cached"))
             outcome, agent_info = self._agent_phase(console, events, baseline["score"])
             run_info.update(agent_info)
             run_info["status"] = "completed"
@@ -322,9 +306,7 @@ class Run:
 
         cfg = self.config
         build_workspace(self.workspace, self.prepared, self.model_info.path)
-        history = CodeHistory(
-            self.run_dir / "code-history.git", self.workspace / "code"
-        )
+        history = CodeHistory(self.run_dir / "code-history.git", self.workspace / "code")
         clock = BudgetClock(cfg.budget.wall_seconds)
         token = secrets.token_urlsafe(32)
 
@@ -333,9 +315,7 @@ class Run:
             self.registry.on_submission(event)
             score = "" if event.score is None else f" score {event.score:.2f}"
             reason = f" ({event.reason})" if event.reason else ""
-            console.print(
-                f"submission {event.submission_id}: {event.status}{score}{reason}"
-            )
+            console.print(f"submission {event.submission_id}: {event.status}{score}{reason}")
 
         service = GradingService(
             workspace=self.workspace,
@@ -345,9 +325,7 @@ class Run:
             max_submissions=cfg.budget.max_submissions,
             baseline_score=baseline_score,
             base_weight_hash=self.base_hash,
-            evaluate=lambda sid, ckpt, info: self._evaluate_submission(
-                sid, ckpt, info, console
-            ),
+            evaluate=lambda sid, ckpt, info: self._evaluate_submission(sid, ckpt, info, console),
             snapshot=history.snapshot,
             notify=notify,
             run_id=self.run_id,
@@ -374,9 +352,7 @@ class Run:
             service.close()
         history.snapshot("end of run")
         best = service.best_score()
-        outcome = RunOutcome(
-            self.run_id, self.run_dir, baseline_score, best, info["end_reason"]
-        )
+        outcome = RunOutcome(self.run_id, self.run_dir, baseline_score, best, info["end_reason"])
         return outcome, info
 
     def _launch(self, url: str, token: str, text: str) -> AgentLaunch:
@@ -454,10 +430,7 @@ class Run:
                     console.print(f"[yellow]budget: {warning}[/]")
                 if clock.expired():
                     break
-                if (
-                    service.used >= cfg.budget.max_submissions
-                    and service.pending() == 0
-                ):
+                if service.used >= cfg.budget.max_submissions and service.pending() == 0:
                     end_reason = "max_submissions"
                     break
                 if time.monotonic() >= next_snapshot:
@@ -476,9 +449,7 @@ class Run:
             exit_code=exit_code,
             seconds=agent_seconds,
         )
-        console.print(
-            f"agent stopped: {end_reason} after {agent_seconds:.0f} s (exit {exit_code})"
-        )
+        console.print(f"agent stopped: {end_reason} after {agent_seconds:.0f} s (exit {exit_code})")
         return {
             "end_reason": end_reason,
             "agent_exit_code": exit_code,
@@ -492,12 +463,8 @@ class Run:
         if base is not None and getattr(self, "base_hash", None):
             current = hash_weights(base.path)
             if current != self.base_hash:
-                events.warning(
-                    "base_model_modified", expected=self.base_hash, found=current
-                )
-                console.print(
-                    "[red]the base model in the cache was modified during the run[/]"
-                )
+                events.warning("base_model_modified", expected=self.base_hash, found=current)
+                console.print("[red]the base model in the cache was modified during the run[/]")
                 run_json = self.run_dir / "run.json"
                 data = json.loads(run_json.read_text())
                 data["integrity"] = {"base_model_modified": True}
@@ -507,9 +474,7 @@ class Run:
                 try:
                     report = self.registry.create("report", name)
                     paths = report.render(self.run_dir, self.run_dir / "report")
-                    events.info(
-                        "report_written", report=name, paths=[str(p) for p in paths]
-                    )
+                    events.info("report_written", report=name, paths=[str(p) for p in paths])
                 except Exception as exc:
                     events.warning("report_failed", report=name, error=repr(exc))
                     console.print(f"[red]report {name!r} failed: {exc}[/]")
@@ -528,7 +493,5 @@ class Run:
             fh.write(line + "\n")
 
 
-def run(
-    config: RunConfig, registry: Registry | None = None, quiet: bool = False
-) -> RunOutcome:
+def run(config: RunConfig, registry: Registry | None = None, quiet: bool = False) -> RunOutcome:
     return Run(config, registry=registry, quiet=quiet).execute()

@@ -52,9 +52,7 @@ def build_workspace(workspace: Path, prepared: PreparedTask, base_model: Path) -
             ignore=shutil.ignore_patterns("__pycache__"),
         )
         make_read_only(workspace / "kit")
-    (workspace / "models" / "base").symlink_to(
-        base_model.resolve(), target_is_directory=True
-    )
+    (workspace / "models" / "base").symlink_to(base_model.resolve(), target_is_directory=True)
     (workspace / "description.md").write_text(prepared.description.rstrip() + "\n")
 
 

@@ -35,9 +35,7 @@ def create_app(service: GradingService, token: str) -> FastAPI:
     def authorize(
         response: Response, creds: HTTPAuthorizationCredentials | None = Depends(bearer)
     ) -> None:
-        if creds is None or not hmac.compare_digest(
-            creds.credentials.encode(), token.encode()
-        ):
+        if creds is None or not hmac.compare_digest(creds.credentials.encode(), token.encode()):
             raise HTTPException(
                 status_code=401,
                 detail="missing or wrong bearer token: send 'Authorization: Bearer $AUTORL_TOKEN'",
@@ -56,9 +54,7 @@ def create_app(service: GradingService, token: str) -> FastAPI:
         try:
             result = service.submit(body.model_path, wait=body.wait)
         except SubmissionRefused as exc:
-            raise HTTPException(
-                status_code=exc.status_code, detail=exc.detail
-            ) from None
+            raise HTTPException(status_code=exc.status_code, detail=exc.detail) from None
         if result["status"] in {"scored", "failed", "duplicate"}:
             response.status_code = 200
         return result
@@ -71,9 +67,7 @@ def create_app(service: GradingService, token: str) -> FastAPI:
     def submission(submission_id: int) -> dict[str, Any]:
         found = service.get(submission_id)
         if found is None:
-            raise HTTPException(
-                status_code=404, detail=f"no submission {submission_id}"
-            )
+            raise HTTPException(status_code=404, detail=f"no submission {submission_id}")
         return found
 
     @app.get("/budget", dependencies=[Depends(authorize)])
@@ -94,8 +88,6 @@ def create_app(service: GradingService, token: str) -> FastAPI:
     async def unexpected(request: Request, exc: Exception) -> Any:  # pragma: no cover
         from fastapi.responses import JSONResponse
 
-        return JSONResponse(
-            status_code=500, content={"detail": f"internal error: {exc}"}
-        )
+        return JSONResponse(status_code=500, content={"detail": f"internal error: {exc}"})
 
     return app

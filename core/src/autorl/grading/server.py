@@ -18,9 +18,7 @@ class GradingServer:
         self._sock.bind((host, 0))
         self.host = host
         self.port = self._sock.getsockname()[1]
-        config = uvicorn.Config(
-            app, log_level="warning", access_log=False, lifespan="off"
-        )
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True

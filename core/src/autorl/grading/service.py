@@ -92,12 +92,8 @@ class GradingService:
         self._lock = threading.RLock()
         self._subs: dict[int, Submission] = {}
         self._by_hash: dict[str, int] = {}
-        self._queue: queue.Queue[tuple[Submission, Path, CheckpointInfo] | None] = (
-            queue.Queue()
-        )
-        self._worker = threading.Thread(
-            target=self._work, name="autorl-evaluator", daemon=True
-        )
+        self._queue: queue.Queue[tuple[Submission, Path, CheckpointInfo] | None] = queue.Queue()
+        self._worker = threading.Thread(target=self._work, name="autorl-evaluator", daemon=True)
         self._worker.start()
 
     # queries ----------------------------------------------------------------------------------
@@ -124,9 +120,7 @@ class GradingService:
             "model_path": sub.model_path,
             "score": sub.score,
             "baseline_score": self.baseline_score,
-            "improvement": None
-            if sub.score is None
-            else round(sub.score - self.baseline_score, 4),
+            "improvement": None if sub.score is None else round(sub.score - self.baseline_score, 4),
             "best_score": best,
             "reason": sub.reason,
             "duplicate_of": sub.duplicate_of,
@@ -171,13 +165,9 @@ class GradingService:
             )
         )
 
-    def submit(
-        self, model_path: str, wait: bool = False, timeout: float | None = None
-    ) -> dict:
+    def submit(self, model_path: str, wait: bool = False, timeout: float | None = None) -> dict:
         if self.clock.expired():
-            raise SubmissionRefused(
-                409, "the budget's deadline has passed: no more submissions"
-            )
+            raise SubmissionRefused(409, "the budget's deadline has passed: no more submissions")
         try:
             source = confine(self.workspace, self.output_dir, model_path)
         except CheckpointError as exc:
@@ -254,9 +244,7 @@ class GradingService:
 
     def _fail(self, sub: Submission, reason: str, **fields: Any) -> None:
         sub.reason = reason
-        self._record(
-            sub, "failed", reason=reason, weight_hash=sub.weight_hash, **fields
-        )
+        self._record(sub, "failed", reason=reason, weight_hash=sub.weight_hash, **fields)
         sub.done.set()
 
     # evaluation -------------------------------------------------------------------------------

@@ -75,10 +75,7 @@ class LocalProcess:
             found = []
             for proc in psutil.process_iter(["pid"]):
                 try:
-                    if (
-                        proc.pid != os.getpid()
-                        and proc.environ().get(SANDBOX_MARK) == self.mark
-                    ):
+                    if proc.pid != os.getpid() and proc.environ().get(SANDBOX_MARK) == self.mark:
                         found.append(proc)
                 except psutil.Error:
                     continue
@@ -98,10 +95,7 @@ class LocalProcess:
         alive = []
         for proc in psutil.process_iter(["pid"]):
             try:
-                if (
-                    proc.environ().get(SANDBOX_MARK) == self.mark
-                    and proc.status() != "zombie"
-                ):
+                if proc.environ().get(SANDBOX_MARK) == self.mark and proc.status() != "zombie":
                     alive.append(proc.pid)
             except psutil.Error:
                 continue
@@ -114,9 +108,7 @@ class LocalSandbox:
     def __init__(self, grace_seconds: float = 5.0) -> None:
         self.grace_seconds = grace_seconds
 
-    def start(
-        self, launch: AgentLaunch, *, cwd: Path, home: Path, log_path: Path
-    ) -> LocalProcess:
+    def start(self, launch: AgentLaunch, *, cwd: Path, home: Path, log_path: Path) -> LocalProcess:
         home.mkdir(parents=True, exist_ok=True)
         tmp = home / "tmp"
         tmp.mkdir(exist_ok=True)
