@@ -114,6 +114,8 @@ def test_bad_prompts_and_settings_get_precise_errors(tiny: tuple[Any, Any]) -> N
         generate(model, tokenizer, [[{"text": "hi"}]], max_new_tokens=4)  # type: ignore[list-item]
     with pytest.raises(ValueError, match=r"max_new_tokens"):
         generate(model, tokenizer, ["hi"], max_new_tokens=0)
+    with pytest.raises(ValueError, match=r"prompt 1 is empty"):
+        generate(model, tokenizer, ["hi", ""], max_new_tokens=4)
     assert generate(model, tokenizer, [], max_new_tokens=4) == []
 
 
@@ -133,3 +135,14 @@ def test_backend_can_be_forced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AUTORL_GENERATION_BACKEND", "tpu")
     with pytest.raises(ValueError, match=r"auto, vllm or transformers"):
         pick_backend()
+
+
+def test_right_padding_tokenizers_still_batch_correctly(tiny_dir: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_dir)).eval()
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_dir))
+    tokenizer.padding_side = "right"
+    prompts = [chat(q) for q in QUESTIONS]
+    batched = generate(model, tokenizer, prompts, max_new_tokens=16, batch_size=6)
+    assert batched == generate_one_by_one(model, tokenizer, prompts, max_new_tokens=16)

@@ -101,6 +101,21 @@ def _stop_criteria(tokenizer: Any, stop: Sequence[str], prompt_len: int) -> Any:
     return StoppingCriteriaList([StopStrings()])
 
 
+def _left_pad(rows: list[list[int]], pad_id: int) -> Any:
+    """Left padding whatever the tokenizer's ``padding_side``: generation appends on the right."""
+    import torch
+    from transformers import BatchEncoding
+
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        if row:
+            ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+            mask[i, width - len(row) :] = 1
+    return BatchEncoding({"input_ids": ids, "attention_mask": mask})
+
+
 def _finish(
     tokenizer: Any, row: list[int], eos: set[int], pad_id: int | None, stop: Sequence[str]
 ) -> Completion:
@@ -138,6 +153,9 @@ def generate_completions(
         raise ValueError(f"temperature must be >= 0 (0 is greedy), got {temperature}")
     batch_size = max(1, int(batch_size))
     encoded = [encode(tokenizer, p) for p in prompts]
+    empty = [i for i, ids in enumerate(encoded) if not ids]
+    if empty:
+        raise ValueError(f"prompt {empty[0]} is empty after tokenization: nothing to continue")
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]), reverse=True)
     results: list[Completion | None] = [None] * len(encoded)
     device = next(model.parameters()).device
@@ -154,13 +172,16 @@ def generate_completions(
         options.update(temperature=temperature, top_k=0, top_p=1.0)
     else:
         options.update(temperature=None, top_k=None, top_p=None)
+    if pad_id is None:
+        raise ValueError(
+            "the tokenizer has no pad token: load it with autorl_hf.loading.load_tokenizer, "
+            "or set tokenizer.pad_token = tokenizer.eos_token"
+        )
     torch.manual_seed(seed)
     done = 0
     for start in range(0, len(order), batch_size):
         batch = order[start : start + batch_size]
-        padded = tokenizer.pad(
-            {"input_ids": [encoded[i] for i in batch]}, padding=True, return_tensors="pt"
-        ).to(device)
+        padded = _left_pad([encoded[i] for i in batch], pad_id).to(device)
         prompt_len = padded["input_ids"].shape[1]
         criteria = _stop_criteria(tokenizer, stop, prompt_len) if any(stop) else None
         with torch.inference_mode():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -30,12 +31,25 @@ def cpu_threads() -> int:
 
 
 SMALL_MODEL_PARAMS = 20_000_000
-"""Below this, one thread: each op is too small to split, and on a busy machine idle-spinning
-OpenMP threads made the tiny model 10-100x slower (measured: 0.07 s vs 1-6 s for 16 steps)."""
+"""Below this, one thread: each op is too small to split (measured on the tiny model: 16 steps in
+0.07 s on one thread, 1-6 s on two threads of a busy two-core machine)."""
+
+
+def free_cores(cores: int) -> int:
+    """Cores not already busy with other processes (1-minute load average, less our own 1).
+
+    OpenMP threads wait for each other at every op: one descheduled thread stalls them all. On a
+    busy two-core machine two threads made SmolLM2 prefill 10x slower than one (10.9 s vs 1.1 s).
+    """
+    try:
+        others = max(0.0, os.getloadavg()[0] - 1.0)
+    except OSError:  # not available on this platform
+        return cores
+    return max(1, min(cores, cores - math.ceil(others - 0.25)))
 
 
 def configure_threads(n_params: int | None = None) -> int:
-    """One intra-op thread per usable core (one for small models); ``OMP_NUM_THREADS`` wins."""
+    """Intra-op threads: ``OMP_NUM_THREADS`` if set; one for small models; else the free cores."""
     import torch
 
     env = os.environ.get("OMP_NUM_THREADS", "")
@@ -44,7 +58,7 @@ def configure_threads(n_params: int | None = None) -> int:
     elif n_params is not None and n_params < SMALL_MODEL_PARAMS:
         wanted = 1
     else:
-        wanted = cpu_threads()
+        wanted = free_cores(cpu_threads())
     if torch.get_num_threads() != wanted:
         torch.set_num_threads(wanted)
     return wanted
