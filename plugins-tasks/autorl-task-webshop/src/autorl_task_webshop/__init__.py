@@ -1,0 +1,1 @@
+"""WebShop-compatible shopping environment and the ``webshop`` task for autorl."""

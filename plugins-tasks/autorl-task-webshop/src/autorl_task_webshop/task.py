@@ -1,0 +1,275 @@
+"""The ``webshop`` task: splits and catalogue into the task cache, the kit and the description."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autorl.errors import ConfigError
+from autorl.types import PreparedTask, TaskContext
+from autorl_task_webshop.catalog import Goal, Product, dump_json, load_goals, load_products
+from autorl_task_webshop.description import describe
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+DATA_DIR = PACKAGE_DIR / "data"
+KIT_NAME = "autorl_kit.py"
+KIT_PACKAGE = "webshop_env"
+KIT_DATA = "webshop_data"
+ENV_MODULES = (
+    "catalog.py",
+    "env.py",
+    "expert.py",
+    "prompt.py",
+    "reward.py",
+    "search.py",
+    "text.py",
+)
+"""Self-contained modules (relative imports only) copied into ``kit/webshop_env/``."""
+
+OFFLINE_SPLIT = "offline-catalog"
+REFERENCE_SPLIT = "webshop-reference"
+PROTOCOL_MODULE = "autorl_task_webshop.protocol"
+
+EVALUATOR_CONFIG: dict[str, Any] = {
+    "protocol": PROTOCOL_MODULE,
+    "max_steps": 15,
+    "max_new_tokens": 48,
+    "batch_size": 16,
+    "temperature": 0.0,
+    "history_window": 4,
+    "success_threshold": 0.5,
+}
+"""15 steps as the reference; 48 new tokens fit the longest expert action (~30 tokens)."""
+
+OPTIONS = {
+    "data_path": "directory with the official WebShop files (items_shuffle_1000.json, "
+    "items_ins_v2_1000.json, items_human_ins.json); default: the shipped catalogue",
+    "eval_size": "number of held-out sessions (default 100, the reference protocol)",
+    "train_size": "cap on the number of train goals (default: all)",
+    "max_steps": "steps per session before it ends unbought (default 15)",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_path: Path | None
+    eval_size: int
+    train_size: int | None
+    max_steps: int
+
+
+def _positive_int(options: Mapping[str, Any], key: str, default: int | None) -> int | None:
+    value = options.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            f"webshop: task option {key}={value!r} must be a positive integer",
+            hint=f"set [task_options] {key} = {default or 100}",
+        )
+    return value
+
+
+def parse_options(options: Mapping[str, Any]) -> Settings:
+    """Validate ``[task_options]``: unknown keys and bad values are errors, not silent defaults."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        listed = "; ".join(f"{k}: {v}" for k, v in OPTIONS.items())
+        raise ConfigError(
+            f"webshop: unknown task option(s) {', '.join(map(repr, unknown))}",
+            hint=f"known options: {listed}",
+        )
+    data_path = options.get("data_path")
+    if data_path is not None and not isinstance(data_path, str | os.PathLike):
+        raise ConfigError(f"webshop: task option data_path={data_path!r} must be a path string")
+    path = Path(data_path).expanduser().resolve() if data_path else None
+    if path is not None and not path.is_dir():
+        raise ConfigError(
+            f"webshop: data_path {path} is not a directory",
+            hint="point data_path at the folder holding items_shuffle_1000.json and friends",
+        )
+    eval_size = _positive_int(options, "eval_size", 100)
+    max_steps = _positive_int(options, "max_steps", 15)
+    assert eval_size is not None and max_steps is not None
+    return Settings(
+        data_path=path,
+        eval_size=eval_size,
+        train_size=_positive_int(options, "train_size", None),
+        max_steps=max_steps,
+    )
+
+
+def _digest(payload: Any) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _files_digest(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0")
+        with path.open("rb") as fh:
+            for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def build_once(target: Path, build: Callable[[Path], None], marker: str = "meta.json") -> Path:
+    """Run ``build(staging)`` unless ``target`` is complete (its ``marker`` exists), then move
+    it into place, so a crash never leaves a half-written split."""
+    if (target / marker).is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        build(staging)
+        if target.exists():
+            shutil.rmtree(target)
+        try:
+            os.rename(staging, target)
+        except OSError:  # another process finished first: its files are identical
+            if not (target / marker).is_file():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def write_jsonl(path: Path, goals: list[Goal]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for goal in goals:
+            fh.write(json.dumps(goal.to_dict(), ensure_ascii=False) + "\n")
+
+
+class WebShopTask:
+    """Interactive shopping: search, open, choose options, buy; success = reward >= 0.5 (L3)."""
+
+    name = "webshop"
+    version = "1"
+
+    def prepare(self, ctx: TaskContext) -> PreparedTask:
+        settings = parse_options(ctx.options)
+        cache = Path(ctx.cache_dir)
+        if settings.data_path is None:
+            split_dir, split = self._offline(cache, settings), OFFLINE_SPLIT
+        else:
+            split_dir, split = self._reference(cache, settings), REFERENCE_SPLIT
+        meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
+        config = {
+            **EVALUATOR_CONFIG,
+            "max_steps": settings.max_steps,
+            "catalog_path": str(split_dir / "catalog.json"),
+        }
+        return PreparedTask(
+            train_files=(split_dir / "train.jsonl",),
+            eval_path=split_dir / "eval.jsonl",
+            description=describe(
+                split=split, n_train=meta["n_train"], n_eval=meta["n_eval"], evaluator_config=config
+            ),
+            evaluator="rollout",
+            evaluator_config=config,
+            kit_dir=self._kit(cache, split_dir),
+            split=split,
+            metric="success_rate",
+        )
+
+    def _offline(self, cache: Path, settings: Settings) -> Path:
+        files = [DATA_DIR / n for n in ("catalog.json", "goals_train.json", "goals_eval.json")]
+        params = {
+            "source": "shipped",
+            "files": _files_digest(files),
+            "eval_size": settings.eval_size,
+            "train_size": settings.train_size,
+        }
+
+        def build(staging: Path) -> None:
+            evals = load_goals(DATA_DIR / "goals_eval.json")
+            if settings.eval_size > len(evals):
+                raise ConfigError(
+                    f"webshop: eval_size={settings.eval_size} but the shipped catalogue has "
+                    f"{len(evals)} eval goals",
+                    hint=f"use eval_size <= {len(evals)}",
+                )
+            train = load_goals(DATA_DIR / "goals_train.json")
+            products = load_products(DATA_DIR / "catalog.json")
+            self._write(staging, products, train, evals[: settings.eval_size], settings, params)
+
+        return build_once(cache / f"{OFFLINE_SPLIT}-{_digest(params)}", build)
+
+    def _reference(self, cache: Path, settings: Settings) -> Path:
+        from autorl_task_webshop import official
+
+        assert settings.data_path is not None
+        missing = official.missing_files(settings.data_path)
+        if missing:
+            raise ConfigError(
+                f"webshop: data_path {settings.data_path} lacks {', '.join(missing)}",
+                hint="it must hold the official items_shuffle_1000.json, items_ins_v2_1000.json "
+                "and items_human_ins.json",
+            )
+        params = {
+            "source": "official",
+            "files": _files_digest([settings.data_path / n for n in official.FILES]),
+            "eval_size": settings.eval_size,
+            "train_size": settings.train_size,
+        }
+
+        def build(staging: Path) -> None:
+            assert settings.data_path is not None
+            products, train, evals, extra = official.load_official(
+                settings.data_path, eval_size=settings.eval_size
+            )
+            self._write(staging, products, train, evals, settings, {**params, **extra})
+
+        return build_once(cache / f"{REFERENCE_SPLIT}-{_digest(params)}", build)
+
+    @staticmethod
+    def _write(
+        staging: Path,
+        products: list[Product],
+        train: list[Goal],
+        evals: list[Goal],
+        settings: Settings,
+        params: dict[str, Any],
+    ) -> None:
+        if settings.train_size is not None:
+            train = train[: settings.train_size]
+        dump_json(staging / "catalog.json", products)
+        write_jsonl(staging / "train.jsonl", train)
+        write_jsonl(staging / "eval.jsonl", evals)
+        meta = {**params, "n_products": len(products), "n_train": len(train), "n_eval": len(evals)}
+        (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+    @staticmethod
+    def _kit(cache: Path, split_dir: Path) -> Path:
+        """``kit/``: ``autorl_kit.py``, the env modules, the catalogue and the TRAIN goals only."""
+        digest = hashlib.sha256()
+        for name in ENV_MODULES:
+            digest.update((PACKAGE_DIR / name).read_bytes())
+        digest.update((PACKAGE_DIR / "kit.py").read_bytes())
+        digest.update(split_dir.name.encode())
+        target = cache / f"kit-{digest.hexdigest()[:12]}"
+
+        def build(staging: Path) -> None:
+            package = staging / KIT_PACKAGE
+            package.mkdir()
+            (package / "__init__.py").write_text(
+                '"""The WebShop environment (a copy of the grader\'s modules)."""\n',
+                encoding="utf-8",
+            )
+            for name in ENV_MODULES:
+                shutil.copyfile(PACKAGE_DIR / name, package / name)
+            data = staging / KIT_DATA
+            data.mkdir()
+            shutil.copyfile(split_dir / "catalog.json", data / "catalog.json")
+            train = load_goals(split_dir / "train.jsonl")
+            dump_json(data / "goals_train.json", train)
+            shutil.copyfile(PACKAGE_DIR / "kit.py", staging / KIT_NAME)
+
+        return build_once(target, build, marker=KIT_NAME)
