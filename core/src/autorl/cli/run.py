@@ -179,3 +179,25 @@ def _run_matrix(configs: list[Any], quiet: bool) -> None:
             click.echo(f"run {config.task}/{config.agent}/{config.model} failed: {error}", err=True)
     if failed:
         raise SystemExit(1)
+
+
+@click.command()
+@click.option("--task", "tasks", multiple=True, help="Task(s) to prepare (default: gsm8k).")
+@click.option("--model", "models", multiple=True, help="Model(s) to fetch and convert.")
+def prepare(tasks: tuple[str, ...], models: tuple[str, ...]) -> None:
+    """Fill the caches (task data, converted models) so later runs need no network."""
+    from autorl.config import DEFAULT_MODEL, DEFAULT_TASK
+    from autorl.engine.run import resolve_model
+    from autorl.paths import cache_dir
+    from autorl.registry import get_registry
+    from autorl.types import TaskContext
+
+    registry = get_registry()
+    for name in tasks or (DEFAULT_TASK,):
+        task = registry.create("task", name)
+        version = str(getattr(task, "version", "0"))
+        prepared = task.prepare(TaskContext(cache_dir=cache_dir("tasks", task.name, version)))
+        click.echo(f"task {name}: {prepared.split} ready")
+    for name in models or (DEFAULT_MODEL,):
+        info = resolve_model(registry, name).materialize(cache_dir("models"))
+        click.echo(f"model {name}: {info.path}")
