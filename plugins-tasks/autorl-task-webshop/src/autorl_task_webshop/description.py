@@ -34,8 +34,9 @@ environment runs in your workspace (`kit/`), on the train goals only.
 ## Data
 
 - `data/train.jsonl`: {n_train} train goals. Source: {source}.
-  One JSON object per line with `session_id`, `instruction`, `asin` (the product the instruction was written from),
-  `attributes`, `options`, `price_upper`, `query`, `name`, `product_category`.
+  One JSON object per line with `session_id`, `instruction`, `asin` (the product the
+  instruction was written from), `attributes`, `options`, `price_upper`, `query`, `name`,
+  `product_category`.
 - `kit/autorl_kit.py`: the environment and helpers (needs `rank_bm25`):
   `make_env()` (a Gym-like `WebShopEnv` over the train goals: `obs, info = env.reset(id)`,
   `obs, reward, done, info = env.step(action)`), `load_train()`, `expert_actions(goal)` (a
