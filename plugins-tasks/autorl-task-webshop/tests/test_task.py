@@ -1,0 +1,188 @@
+"""The task: prepare, the train-only kit, options, the official-data loader, the entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from autorl_task_webshop import official
+from autorl_task_webshop.catalog import SEP, load_goals
+from autorl_task_webshop.prompt import build_messages, extract_action
+from autorl_task_webshop.task import EVALUATOR_CONFIG, WebShopTask
+
+from autorl.errors import ConfigError
+from autorl.testing import conformance
+from autorl.types import TaskContext
+
+
+class TestWebShopConformance(conformance.TaskConformance):
+    plugin_module = "autorl_task_webshop.plugin"
+
+
+def prepare(cache: Path, **options: object):
+    return WebShopTask().prepare(TaskContext(cache_dir=cache, options=options))
+
+
+def test_prepare_splits_config_and_metric(tmp_path: Path) -> None:
+    prepared = prepare(tmp_path)
+    train = load_goals(prepared.train_files[0])
+    evals = load_goals(prepared.eval_path)
+    assert (len(train), len(evals)) == (500, 100)
+    assert prepared.evaluator == "rollout" and prepared.metric == "success_rate"
+    config = prepared.evaluator_config
+    assert config["protocol"] == "autorl_task_webshop.protocol" and config["max_steps"] == 15
+    assert Path(config["catalog_path"]).is_file()
+    assert {"max_new_tokens", "batch_size", "history_window"} <= set(config)
+    assert "search[" in prepared.description and "reward >= 0.5" in prepared.description
+    again = prepare(tmp_path)
+    assert again.eval_path == prepared.eval_path and again.kit_dir == prepared.kit_dir
+
+
+def test_options_resize_and_limit(tmp_path: Path) -> None:
+    prepared = prepare(tmp_path, eval_size=10, train_size=50, max_steps=8)
+    assert len(load_goals(prepared.eval_path)) == 10
+    assert len(load_goals(prepared.train_files[0])) == 50
+    assert prepared.evaluator_config["max_steps"] == 8
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"split": "x"}, "unknown task option"),
+        ({"eval_size": 0}, "eval_size=0 must be a positive integer"),
+        ({"max_steps": "10"}, "max_steps='10' must be a positive integer"),
+        ({"eval_size": 101}, "has 100 eval goals"),
+        ({"data_path": "/nonexistent/webshop"}, "is not a directory"),
+    ],
+)
+def test_bad_options_are_precise_errors(tmp_path: Path, options: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        prepare(tmp_path, **options)
+
+
+def test_kit_holds_no_eval_goal(tmp_path: Path) -> None:
+    prepared = prepare(tmp_path)
+    assert prepared.kit_dir is not None
+    evals = load_goals(prepared.eval_path)
+    text = "\n".join(
+        p.read_text(encoding="utf-8") for p in sorted(prepared.kit_dir.rglob("*")) if p.is_file()
+    )
+    for goal in evals:
+        assert goal.session_id not in text
+        assert goal.instruction not in text
+    assert "goals_eval" not in text and "eval.jsonl" not in text
+
+
+def test_kit_runs_the_env_on_train_goals_only(tmp_path: Path) -> None:
+    prepared = prepare(tmp_path)
+    assert prepared.kit_dir is not None
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "kit").symlink_to(prepared.kit_dir)
+    script = """
+import json, sys
+sys.path.insert(0, "kit")
+import autorl_kit as kit
+env = kit.make_env()
+goal = kit.load_train()[0]
+episode = kit.expert_episode(goal, env)
+try:
+    env.reset("eval-0000")
+    refused = False
+except KeyError:
+    refused = True
+print(json.dumps({"n": len(env.session_ids), "reward": episode["reward"], "refused": refused,
+                  "steps": len(episode["steps"]), "modules": sorted(sys.modules)}))
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=workspace, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert (out["n"], out["reward"], out["refused"]) == (500, 1.0, True)
+    assert "autorl_task_webshop" not in out["modules"]  # the kit is self-contained
+    assert "torch" not in out["modules"]
+
+
+def test_prompt_builder_and_action_extraction() -> None:
+    messages = build_messages(["obs0", "obs1", "obs2"], ["search[a]", "click[b0x]"], 1)
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
+    assert "obs0" in messages[0]["content"] and "search[<keywords>]" in messages[0]["content"]
+    assert "shortened" in messages[2]["content"] and "obs2" in messages[4]["content"]
+    with pytest.raises(ValueError, match="one more observation"):
+        build_messages(["o"], ["search[a]"])
+    assert extract_action("Action: click[ Buy  Now ]\nmore") == "click[Buy Now]"
+    assert extract_action("I think SEARCH[red mug] is best") == "search[red mug]"
+    assert extract_action("no action") is None
+    assert EVALUATOR_CONFIG["max_new_tokens"] >= 32
+
+
+def _write_official(path: Path, n_products: int = 30) -> None:
+    """A tiny data set in the official files' layout (same keys as the reference)."""
+    items, attrs, human = [], {}, {}
+    for i in range(n_products):
+        asin = f"B0OFF{i:05d}"
+        items.append(
+            {
+                "asin": asin,
+                "name": f"Acme Widget {i} Deluxe",
+                "full_description": "A widget.",
+                "small_description": ["sturdy"],
+                "pricing": "$10.00" if i % 2 else "$12.00 - $18.00",
+                "customization_options": {"Color": [{"value": "Red", "image": None}]},
+                "category": "garden",
+                "query": "widget",
+                "product_category": f"Garden {SEP} Tools {SEP} Widgets",
+                "images": [""],
+            }
+        )
+        attrs[asin] = {"attributes": ["sturdy"]}
+        human[asin] = [
+            {
+                "instruction": f"i need a sturdy widget number {i} in red.",
+                "instruction_attributes": ["sturdy"],
+                "instruction_options": ["red"],
+            },
+            {"instruction": "skipped: no attributes", "instruction_attributes": []},
+        ]
+    (path / "items_shuffle_1000.json").write_text(json.dumps(items))
+    (path / "items_ins_v2_1000.json").write_text(json.dumps(attrs))
+    (path / "items_human_ins.json").write_text(json.dumps(human))
+
+
+def test_official_files_load_with_disjoint_targets(tmp_path: Path) -> None:
+    data = tmp_path / "webshop"
+    data.mkdir()
+    _write_official(data)
+    prepared = prepare(tmp_path / "cache", data_path=str(data), eval_size=10)
+    assert prepared.split == "webshop-reference"
+    evals = load_goals(prepared.eval_path)
+    train = load_goals(prepared.train_files[0])
+    assert [g.session_id for g in evals] == [f"fixed_{i}" for i in range(10)]
+    assert len(train) == 20 and not {g.asin for g in train} & {g.asin for g in evals}
+    goal = evals[0]
+    assert goal.instruction.endswith("dollars") and "." not in goal.instruction.split(",")[0]
+    assert goal.options == ("red",) and goal.attributes == ("sturdy",)
+    catalog = json.loads(Path(prepared.evaluator_config["catalog_path"]).read_text())
+    assert len(catalog) == 30 and catalog[0]["options"] == {"color": ["red"]}
+    kit_goals = load_goals(prepared.kit_dir / "webshop_data" / "goals_train.json")
+    assert {g.session_id for g in kit_goals} == {g.session_id for g in train}
+
+
+def test_official_files_missing_is_a_precise_error(tmp_path: Path) -> None:
+    data = tmp_path / "webshop"
+    data.mkdir()
+    (data / "items_shuffle_1000.json").write_text("[]")
+    with pytest.raises(ConfigError, match=r"lacks items_ins_v2_1000\.json, items_human_ins\.json"):
+        prepare(tmp_path / "cache", data_path=str(data))
+    assert official.missing_files(data) == ["items_ins_v2_1000.json", "items_human_ins.json"]
+
+
+def test_entry_point_registers_the_task() -> None:
+    from importlib.metadata import entry_points
+
+    names = {ep.name: ep.value for ep in entry_points(group="autorl.plugins")}
+    assert names.get("autorl-task-webshop") == "autorl_task_webshop.plugin"
