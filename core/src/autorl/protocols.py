@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
+    from autorl.drivers.types import ChatChunk, ChatRequest, ChatResponse
     from autorl.types import (
         AgentContext,
         AgentLaunch,
@@ -95,14 +96,26 @@ class Report(Protocol):
 
 @runtime_checkable
 class Driver(Protocol):
-    """An LLM backend; ``model`` is the part after ``<backend>/``."""
+    """An LLM backend: ``name`` is the backend (``openai``), ``model`` the part after it.
+
+    Requests and responses are :class:`autorl.drivers.ChatRequest` / ``ChatResponse``; subclass
+    :class:`autorl.drivers.BaseDriver` for retries, timing and cost. ``stream`` yields
+    ``ChatChunk`` pieces, the last one carrying the full response.
+    """
 
     name: str
+    model: str
 
-    def complete(
-        self, messages: Sequence[dict[str, Any]], **params: Any
-    ) -> dict[str, Any]:
-        """Return ``{"text", "usage": {"input_tokens", "output_tokens"}, "cost"}``."""
+    def chat(self, request: ChatRequest) -> ChatResponse:
+        """Answer one request: text and/or tool calls, usage, cost, latency."""
+        ...
+
+    def complete(self, messages: Sequence[dict[str, Any]], **params: Any) -> ChatResponse:
+        """``chat(ChatRequest.from_messages(messages, **params))``."""
+        ...
+
+    def stream(self, request: ChatRequest) -> Iterator[ChatChunk]:
+        """The answer in pieces as they arrive; the last piece holds the full response."""
         ...
 
 
