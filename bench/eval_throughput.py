@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 
-def questions(n: int, seed: int) -> list[list[dict[str, str]]]:
+def questions(n: int, seed: int, kind: str = "gsm") -> list[list[dict[str, str]]]:
+    """``gsm``: long GSM8K-style questions (prefill-heavy); ``add``: short "What is a + b?"."""
+    if kind == "add":
+        import random
+
+        rng = random.Random(seed)
+        pairs = [(rng.randint(0, 99), rng.randint(0, 99)) for _ in range(n)]
+        return [[{"role": "user", "content": f"What is {a} + {b}?"}] for a, b in pairs]
     import reasoning_gym
 
     data = reasoning_gym.create_dataset("gsm_symbolic", size=n, seed=seed)
@@ -38,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="tiny", help="registry model name (default: tiny)")
     parser.add_argument("--prompts", type=int, default=32)
+    parser.add_argument(
+        "--questions", choices=("gsm", "add"), default="gsm", help="long GSM8K-style or short"
+    )
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--device", default="auto")
@@ -56,11 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     import torch
-    from autorl_hf.generation import generate_completions
+    from autorl_hf.generation import encode, generate_completions
     from autorl_hf.loading import load_model
 
     (model, tokenizer), load_s = timed(lambda: load_model(info.path, device=args.device))
-    prompts = questions(args.prompts, args.seed)
+    prompts = questions(args.prompts, args.seed, args.questions)
     options = {"max_new_tokens": args.max_new_tokens}
     generate_completions(model, tokenizer, prompts[:2], max_new_tokens=4)  # warm-up
     batched, batched_s = timed(
@@ -78,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         "device": device,
         "threads": torch.get_num_threads(),
         "prompts": len(prompts),
+        "questions": args.questions,
+        "prompt_tokens_mean": round(
+            sum(len(encode(tokenizer, p)) for p in prompts) / max(1, len(prompts)), 1
+        ),
         "max_new_tokens": args.max_new_tokens,
         "batch_size": args.batch_size,
         "load_seconds": round(load_s, 2),
@@ -101,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     result["identical_outputs"] = f"{same}/{len(prompts)}"
 
     print(
-        f"model {args.model} on {device} ({result['threads']} threads), {len(prompts)} prompts, "
+        f"model {args.model} on {device} ({result['threads']} threads), {len(prompts)} "
+        f"{args.questions} prompts ({result['prompt_tokens_mean']} tokens on average), "
         f"{args.max_new_tokens} new tokens, greedy"
     )
     for label in ("batched", "one_by_one"):
