@@ -1,0 +1,1 @@
+"""autorl driver backend ``openai`` (official SDK; Chat Completions or Responses)."""
