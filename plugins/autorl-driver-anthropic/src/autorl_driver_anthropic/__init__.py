@@ -1,0 +1,1 @@
+"""autorl driver backend ``anthropic`` (official SDK; Messages API)."""
