@@ -1,0 +1,1 @@
+"""autorl driver backend ``gemini`` (generateContent over plain httpx)."""

@@ -1,0 +1,105 @@
+"""The gemini backend over real HTTP against the fake provider."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from autorl_driver_gemini.driver import GeminiDriver
+
+from autorl.drivers import ChatRequest
+from autorl.drivers.errors import DriverAPIError, DriverConfigError, DriverTimeoutError
+from autorl.drivers.fake_provider import Answer, Delay, Fail, FakeProvider
+from autorl.testing import DriverConformance
+
+MODEL = "gemini-2.5-flash"
+KEY = "gm-test"
+USER = [{"role": "user", "content": "What is two plus two?"}]
+TOOLS = [{"name": "bash", "description": "run", "parameters": {"type": "object"}}]
+FAST = {"initial_delay_s": 0.01, "jitter": 0.0}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeProvider]:
+    with FakeProvider(api_key=KEY) as provider:
+        yield provider
+
+
+@pytest.fixture
+def env(fake: FakeProvider) -> dict[str, str]:
+    return {"GEMINI_API_KEY": KEY, "GOOGLE_GEMINI_BASE_URL": fake.gemini_base_url}
+
+
+class TestGeminiConformance(DriverConformance):
+    plugin_module = "autorl_driver_gemini.plugin"
+    messages = USER
+
+    @pytest.fixture(autouse=True)
+    def _live(self, env: dict[str, str]) -> None:
+        self.component_options = {"model": MODEL, "env": env}
+
+
+def test_normal_answer_usage_and_cost(fake: FakeProvider, env: dict) -> None:
+    fake.enqueue(Answer("Four.", input_tokens=1000, output_tokens=100))
+    reply = GeminiDriver(MODEL, env=env).complete(USER, system="Be brief.", max_tokens=20)
+    assert (reply.text, reply.finish_reason) == ("Four.", "stop")
+    assert reply.cost_usd == pytest.approx((1000 * 0.30 + 100 * 2.50) / 1e6)
+    sent = fake.requests[-1]
+    assert sent.path == f"/v1beta/models/{MODEL}:generateContent"
+    assert sent.headers["x-goog-api-key"] == KEY
+    assert sent.body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+    assert sent.body["generationConfig"] == {"maxOutputTokens": 20}
+
+
+def test_retries_then_times_out_cleanly(fake: FakeProvider, env: dict) -> None:
+    fake.enqueue(Fail(429, retry_after=0.2), Answer("ok"))
+    assert GeminiDriver(MODEL, env=env, **FAST).complete(USER).attempts == 2
+    fake.enqueue(Delay(5), Delay(5))
+    started = time.monotonic()
+    with pytest.raises(DriverTimeoutError):
+        GeminiDriver(MODEL, env=env, timeout_s=0.3, max_attempts=2, **FAST).complete(USER)
+    assert time.monotonic() - started < 3
+    with pytest.raises(DriverAPIError, match="HTTP 401"):
+        GeminiDriver(MODEL, env={**env, "GEMINI_API_KEY": "bad"}).complete(USER)
+
+
+def test_streaming_and_tool_calls(fake: FakeProvider, env: dict) -> None:
+    fake.enqueue(Answer("Let me check that.", tool_calls=(("bash", {"command": "ls"}),)))
+    chunks = list(GeminiDriver(MODEL, env=env).stream(ChatRequest.from_messages(USER, tools=TOOLS)))
+    assert len([c for c in chunks if c.text]) >= 2
+    final = chunks[-1].response
+    assert final.text == "Let me check that." and final.finish_reason == "tool_calls"
+    assert [(c.name, c.arguments) for c in final.tool_calls] == [("bash", {"command": "ls"})]
+    assert final.usage.output_tokens > 0 and fake.requests[-1].path.endswith(
+        ":streamGenerateContent"
+    )
+
+
+def test_tool_results_are_sent_as_function_responses(fake: FakeProvider, env: dict) -> None:
+    messages: list[dict[str, Any]] = [
+        *USER,
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo 4"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "4"},
+    ]
+    GeminiDriver(MODEL, env=env).complete(messages, tools=TOOLS)
+    body = fake.requests[-1].body
+    assert body["contents"][1] == {
+        "role": "model",
+        "parts": [{"functionCall": {"name": "bash", "args": {"command": "echo 4"}}}],
+    }
+    assert body["contents"][2]["parts"][0]["functionResponse"] == {
+        "name": "bash",
+        "response": {"content": "4"},
+    }
+    assert body["tools"][0]["functionDeclarations"][0]["name"] == "bash"
+
+
+def test_missing_key_names_both_variables() -> None:
+    with pytest.raises(DriverConfigError, match="GEMINI_API_KEY or GOOGLE_API_KEY is not set"):
+        GeminiDriver(MODEL, env={})
