@@ -1,0 +1,1 @@
+"""autorl driver backend ``vllm`` (an OpenAI-compatible vLLM server, given or started)."""
