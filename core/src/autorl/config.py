@@ -25,7 +25,7 @@ class Budget(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    wall_seconds: float = Field(600.0, gt=0, description="Agent phase wall clock, seconds.")
+    wall_seconds: float = Field(480.0, gt=0, description="Agent phase wall clock, seconds.")
     max_submissions: int = Field(8, ge=1, description="Submissions accepted, duplicates excluded.")
 
 

@@ -56,7 +56,7 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
 )
 @click.option("--driver", help="Driver LLM as <backend>/<model>, for agents that use one.")
 @click.option("--seed", type=int, help="Seed for data order, training recipes and sampling.")
-@click.option("--budget", help="Agent wall-clock budget: seconds or 10m / 1.5h (default 10m).")
+@click.option("--budget", help="Agent wall-clock budget: seconds or 10m / 1.5h (default 8m).")
 @click.option("--max-submissions", type=int, help="Submissions the agent may make (default 8).")
 @click.option(
     "--runs-dir",
