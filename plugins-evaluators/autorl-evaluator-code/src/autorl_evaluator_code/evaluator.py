@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from autorl.datafiles import read_jsonl
 from autorl.errors import ConfigError
 from autorl.types import EvalRequest, EvalResult
 from autorl_evaluator_code.execution import build_program, run_programs
@@ -82,22 +83,13 @@ def load_protocol(name: str) -> ModuleType:
 
 def read_problems(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     """Eval problems; errors name the file, the line and the missing fields."""
-    rows: list[dict[str, Any]] = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-            missing = [f for f in PROBLEM_FIELDS if not isinstance(row.get(f), str)]
-            if missing:
-                raise ConfigError(f"{path}:{number}: a problem needs {', '.join(missing)}")
-            rows.append(row)
-    if not rows:
-        raise ConfigError(f"{path}: the eval split holds no problem")
-    return rows[:limit] if limit else rows
+    return read_jsonl(
+        path,
+        required=PROBLEM_FIELDS,
+        what="problem",
+        valid=lambda value: isinstance(value, str),
+        limit=limit,
+    )
 
 
 def score_programs(

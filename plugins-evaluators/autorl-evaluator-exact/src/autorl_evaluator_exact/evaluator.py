@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from autorl.datafiles import read_jsonl
 from autorl.errors import ConfigError
 from autorl.types import EvalRequest, EvalResult
 
@@ -75,24 +76,10 @@ def settings(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def read_examples(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     """Eval rows with ``question`` and ``answer``; errors name the file and the line."""
-    rows: list[dict[str, Any]] = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or "question" not in row or "answer" not in row:
-                raise ConfigError(
-                    f"{path}:{number}: an eval example needs 'question' and 'answer' fields"
-                )
-            row.setdefault("id", f"example-{number}")
-            rows.append(row)
-    if not rows:
-        raise ConfigError(f"{path}: the eval split holds no example")
-    return rows[:limit] if limit else rows
+    rows = read_jsonl(path, required=("question", "answer"), what="example", limit=limit)
+    for number, row in enumerate(rows, 1):
+        row.setdefault("id", f"example-{number}")
+    return rows
 
 
 class ExactMatchEvaluator:
