@@ -18,6 +18,7 @@ from autorl.specs import (
     ModelSpec,
     ReportSpec,
     SandboxSpec,
+    SearchBackendSpec,
     TaskSpec,
 )
 
@@ -71,6 +72,11 @@ def autorl_register_commands() -> list[CommandSpec]:
 
 
 @hookspec
+def autorl_register_search_backends() -> list[SearchBackendSpec]:
+    """Search backends (``search(query, k)``) that search-using tasks such as DeepSearchQA use."""
+
+
+@hookspec
 def autorl_on_run_start(event: RunStartEvent) -> None:
     """Called once the manifest is written and before the agent starts."""
 
@@ -95,4 +101,5 @@ REGISTRATION_HOOKS: dict[str, str] = {
     "sandbox": "autorl_register_sandboxes",
     "executor": "autorl_register_executors",
     "command": "autorl_register_commands",
+    "search_backend": "autorl_register_search_backends",
 }

@@ -128,6 +128,21 @@ class Executor(Protocol):
         ...
 
 
+@runtime_checkable
+class SearchBackend(Protocol):
+    """A search engine for tasks whose agents search (DeepSearchQA): BM25, a web API...
+
+    A hit is a plain JSON-serialisable dict ``{"title", "snippet", "url"}`` so a task can record
+    results and replay them offline.
+    """
+
+    name: str
+
+    def search(self, query: str, k: int) -> list[dict[str, str]]:
+        """At most ``k`` hits for ``query``, best first."""
+        ...
+
+
 PROTOCOLS: dict[str, type] = {
     "task": Task,
     "evaluator": Evaluator,
@@ -137,4 +152,5 @@ PROTOCOLS: dict[str, type] = {
     "report": Report,
     "driver": Driver,
     "executor": Executor,
+    "search_backend": SearchBackend,
 }

@@ -37,6 +37,7 @@ PIP_PREFIX = {
     "model": "autorl-model-",
     "sandbox": "autorl-sandbox-",
     "executor": "autorl-executor-",
+    "search_backend": "autorl-search-",
 }
 
 

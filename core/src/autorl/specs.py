@@ -20,6 +20,7 @@ KINDS: tuple[str, ...] = (
     "sandbox",
     "executor",
     "command",
+    "search_backend",
 )
 
 
@@ -98,6 +99,13 @@ class CommandSpec(Spec):
     kind: ClassVar[str] = "command"
 
 
+@dataclass(frozen=True)
+class SearchBackendSpec(Spec):
+    """A search backend (BM25 over a corpus, a web search API) for search-using tasks."""
+
+    kind: ClassVar[str] = "search_backend"
+
+
 SPEC_TYPES: dict[str, type[Spec]] = {
     t.kind: t
     for t in (
@@ -110,5 +118,6 @@ SPEC_TYPES: dict[str, type[Spec]] = {
         SandboxSpec,
         ExecutorSpec,
         CommandSpec,
+        SearchBackendSpec,
     )
 }

@@ -368,6 +368,34 @@ class ExecutorConformance(PluginConformance):
         assert list(self.create().map(_square, [])) == []
 
 
+class SearchBackendConformance(PluginConformance):
+    """A search backend returns at most ``k`` hits, each a dict of strings with a title."""
+
+    kind: ClassVar[str] = "search_backend"
+    query: ClassVar[str | None] = None
+    """A query with results, or None to skip the search checks (e.g. a backend needing a key)."""
+
+    def test_search_returns_at_most_k_hits(self) -> None:
+        if self.query is None:
+            pytest.skip("set query = '...' to run a real search")
+        backend = self.create()
+        hits = backend.search(self.query, 2)
+        assert isinstance(hits, list) and 1 <= len(hits) <= 2, (
+            f"search({self.query!r}, 2) returned {hits!r}: expected 1 or 2 hits"
+        )
+        for hit in hits:
+            assert isinstance(hit, dict) and isinstance(hit.get("title"), str), (
+                f"a hit must be a dict with a 'title' string, got {hit!r}"
+            )
+            assert all(isinstance(v, str) for v in hit.values()), f"non-string value in {hit!r}"
+            json.dumps(hit)
+
+    def test_search_of_nothing_is_empty_or_a_list(self) -> None:
+        if self.query is None:
+            pytest.skip("set query = '...' to run a real search")
+        assert isinstance(self.create().search(self.query, 0), list)
+
+
 CONFORMANCE_BY_KIND: dict[str, type[PluginConformance]] = {
     cls.kind: cls
     for cls in (
@@ -379,6 +407,7 @@ CONFORMANCE_BY_KIND: dict[str, type[PluginConformance]] = {
         ReportConformance,
         DriverConformance,
         ExecutorConformance,
+        SearchBackendConformance,
     )
 }
 

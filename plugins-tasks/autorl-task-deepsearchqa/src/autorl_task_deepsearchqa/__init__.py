@@ -1,0 +1,1 @@
+"""DeepSearchQA for autorl: multi-hop questions answered with search[...] and answer[...]."""

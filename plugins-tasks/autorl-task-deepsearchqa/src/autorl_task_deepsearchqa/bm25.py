@@ -1,0 +1,58 @@
+"""BM25 over the shipped encyclopedia (``rank_bm25``, the same library the WebShop task uses).
+
+A hit is a plain dict ``{"title", "snippet", "url"}`` (what every search backend returns), so
+results record to JSON and replay unchanged. Needs ``rank_bm25`` (and numpy); copied into the kit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .corpus import Document
+from .text import index_tokens
+
+SNIPPET_CHARS = 240
+"""Entries put the facts a question needs first; 240 characters hold them all (longest: 204)."""
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut + " ..."
+
+
+class BM25Index:
+    """Documents with a BM25 index over title (counted twice) and text."""
+
+    def __init__(self, documents: Sequence[Document]) -> None:
+        if not documents:
+            raise ValueError("the search corpus is empty")
+        try:
+            from rank_bm25 import BM25Okapi
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "the bm25 search backend needs the rank_bm25 package: pip install rank_bm25"
+            ) from exc
+        self.documents = tuple(documents)
+        self._bm25 = BM25Okapi(
+            [index_tokens(f"{d.title} {d.title} {d.text}") or ["_"] for d in self.documents]
+        )
+
+    def search(self, query: str, k: int) -> list[dict[str, str]]:
+        """The top ``k`` documents with a positive score (ties keep corpus order)."""
+        tokens = index_tokens(query)
+        if not tokens or k < 1:
+            return []
+        scores = self._bm25.get_scores(tokens)
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+        return [
+            {
+                "title": self.documents[i].title,
+                "snippet": snippet(self.documents[i].text),
+                "url": self.documents[i].url or f"corpus://{self.documents[i].id}",
+            }
+            for i in order[:k]
+            if scores[i] > 0
+        ]

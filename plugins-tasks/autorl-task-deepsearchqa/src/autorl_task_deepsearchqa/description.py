@@ -1,0 +1,75 @@
+"""The agent-facing ``description.md``: the environment, the actions, the prompt, the metric.
+
+The agent may know how it is graded (prompt, step limit, judge, decoding), never the eval split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from autorl_task_deepsearchqa.prompt import build_messages
+
+SPLIT_TEXT = {
+    "offline-encyclopedia": (
+        "multi-hop questions written for this project over a shipped encyclopedia of a "
+        "fictional country (330 short entries); the held-out questions are other questions over "
+        "the same encyclopedia"
+    ),
+    "deepsearchqa-reference": (
+        "the google/deepsearchqa questions (reference split: seed 42, 100 train / 200 held out)"
+    ),
+}
+
+
+def describe(*, split: str, n_train: int, n_eval: int, evaluator_config: Mapping[str, Any]) -> str:
+    source = SPLIT_TEXT.get(split, SPLIT_TEXT["offline-encyclopedia"])
+    example = build_messages(["Question: <the question>"], [])[0]["content"]
+    example_block = "\n".join(f"    {line}" for line in example.splitlines())
+    judge = evaluator_config.get("judge", "rule")
+    judge_text = (
+        "a deterministic rule judge (normalised match; for set answers every gold item must be "
+        "named, and at most twice as many items as the gold set)"
+        if judge == "rule"
+        else f"an LLM judge ({judge}) that compares the answer with the gold answer (for set "
+        "answers it must contain every gold item)"
+    )
+    return f"""# Task: DeepSearchQA (search-and-answer agent, level 3)
+
+Post-train the base model into a research agent: given a question that needs several look-ups
+(for example "In which province was the painter Ada Brimsel born?"), it searches, reads the
+results, searches again, and answers. Data: {source}.
+
+## The environment
+
+Each episode is one question. Every turn the model replies with exactly one action:
+
+- `search[<keywords>]`: the top {evaluator_config.get("top_k", 3)} results of the \
+`{evaluator_config.get("search_backend", "bm25")}` search backend (title: snippet);
+- `answer[<answer>]`: the final answer; it ends the episode. For questions asking for several
+  items, list them all separated by commas.
+
+An invalid action uses a step. After {evaluator_config.get("max_steps", 6)} steps without an
+answer the episode ends unanswered. Reward: 1 if {judge_text} accepts the answer, else 0.
+
+## How checkpoints are scored
+
+The grader plays the {n_eval} held-out questions with your checkpoint (greedy decoding, at most
+{evaluator_config.get("max_new_tokens", 48)} new tokens per action, the last
+{evaluator_config.get("history_window", 3)} observations in full) and reports the accuracy in
+percent. The prompt is a chat; its first user message is:
+
+{example_block}
+
+then the model's actions are assistant messages and each new observation a user message
+(`Observation:\\n...\\nAction:`).
+
+## What you get
+
+- `data/train.jsonl`: {n_train} train questions with their gold answers (`answer` is a list;
+  `answer_type` is `single` or `set`), the supporting entries and the searches that find them.
+- `kit/autorl_kit.py`: the same environment on the TRAIN questions (`make_env()`,
+  `train_ids()`, `expert_episode(session_id)` for SFT warm-up data in the exact prompt format,
+  `build_messages`, `extract_action`, `search(query, k)`), with the rule judge as its reward.
+  Import it with `sys.path.insert(0, "kit")`. It needs `rank_bm25`.
+"""

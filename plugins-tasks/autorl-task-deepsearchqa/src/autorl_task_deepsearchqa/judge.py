@@ -1,0 +1,169 @@
+"""Grading answers: the rule judge (offline default) or an LLM judge through ``autorl.drivers``.
+
+The LLM judge (task option ``judge = "<backend>/<model>"``, e.g. ``openai/gpt-4o-mini`` or
+``scripted/judge.yaml``) gets :data:`JUDGE_PROMPT` (question, gold answer, response; for set
+answers it is told the response must contain every gold item) and must reply CORRECT or
+INCORRECT. Verdicts are cached on disk by (judge model, prompt hash) in
+``<records_dir>/judge_cache.jsonl`` so scoring the same answer again makes no call, and every
+call is recorded in an ``autorl.drivers`` cassette (``<records_dir>/judge_cassette.jsonl``) so a
+judged score replays offline (``replay`` option: cassette mode ``replay``, no key, no network).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from autorl.errors import ConfigError
+from autorl_task_deepsearchqa.corpus import Question
+from autorl_task_deepsearchqa.env import rule_grade
+
+RULE_JUDGE = "rule"
+CACHE_FILE = "judge_cache.jsonl"
+CASSETTE_FILE = "judge_cassette.jsonl"
+VERDICT_RE = re.compile(r"\b(incorrect|correct)\b", re.IGNORECASE)
+
+JUDGE_SYSTEM = "You grade answers to research questions against a gold answer. Be strict."
+JUDGE_PROMPT = """Question: {question}
+Gold answer: {gold}
+{set_rule}Response: {response}
+
+Does the response give the gold answer? Ignore case, articles and formatting. Reply with \
+exactly one word: CORRECT or INCORRECT."""
+SET_RULE = (
+    "The gold answer is a set of {n} items. The response is correct only if it contains every "
+    "item; missing any item makes it INCORRECT.\n"
+)
+
+
+def judge_prompt(question: Question, response: str) -> str:
+    set_rule = SET_RULE.format(n=len(question.answer)) if question.answer_type == "set" else ""
+    return JUDGE_PROMPT.format(
+        question=question.question,
+        gold=question.gold_text,
+        set_rule=set_rule,
+        response=response.strip(),
+    )
+
+
+def parse_verdict(text: str) -> bool | None:
+    """CORRECT -> True, INCORRECT -> False, anything else -> None (counted as incorrect)."""
+    match = VERDICT_RE.search(text or "")
+    return None if match is None else match.group(1).lower() == "correct"
+
+
+class LLMJudge:
+    """A driver-backed judge with an on-disk verdict cache and a cassette of its calls."""
+
+    def __init__(
+        self,
+        judge: str,
+        records_dir: str | Path,
+        *,
+        replay_dir: str | Path | None = None,
+        registry: Any | None = None,
+        max_tokens: int = 8,
+    ) -> None:
+        from autorl.drivers import open_driver, parse_driver_name
+
+        parse_driver_name(judge)
+        self.judge = judge
+        self.max_tokens = max_tokens
+        self.replaying = replay_dir is not None
+        self.records_dir = Path(records_dir)
+        self._lock = threading.Lock()
+        self._cache: dict[str, dict[str, Any]] = {}
+        self.calls = 0
+        if self.replaying:
+            tape = Path(replay_dir) / CASSETTE_FILE  # type: ignore[arg-type]
+            if not tape.is_file():
+                raise ConfigError(
+                    f"deepsearchqa: replay has no judge cassette {tape}",
+                    hint="replay the records directory of an evaluation that used this judge",
+                )
+            self.driver = open_driver(judge, cassette=tape, cassette_mode="replay")
+        else:
+            self.records_dir.mkdir(parents=True, exist_ok=True)
+            self._load_cache()
+            self.driver = open_driver(
+                judge,
+                registry=registry,
+                cassette=self.records_dir / CASSETTE_FILE,
+                cassette_mode="record",
+            )
+
+    @property
+    def cache_path(self) -> Path:
+        return self.records_dir / CACHE_FILE
+
+    def _load_cache(self) -> None:
+        if not self.cache_path.is_file():
+            return
+        for line in self.cache_path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                self._cache[row["key"]] = row
+
+    def key(self, prompt: str) -> str:
+        return hashlib.sha256(f"{self.judge}\0{JUDGE_SYSTEM}\0{prompt}".encode()).hexdigest()[:32]
+
+    def grade(self, question: Question, response: str) -> dict[str, Any]:
+        prompt = judge_prompt(question, response)
+        key = self.key(prompt)
+        with self._lock:
+            cached = None if self.replaying else self._cache.get(key)
+        if cached is not None:
+            return {
+                "correct": bool(cached["correct"]),
+                "judge": self.judge,
+                "cached": True,
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "cost_usd": 0.0,
+                "parse_error": cached["verdict"] is None,
+            }
+        reply = self.driver.complete(
+            [{"role": "user", "content": prompt}],
+            system=JUDGE_SYSTEM,
+            max_tokens=self.max_tokens,
+            temperature=0.0,
+        )
+        verdict = parse_verdict(reply.text)
+        row = {
+            "key": key,
+            "judge": self.judge,
+            "verdict": verdict,
+            "correct": bool(verdict),
+            "text": reply.text,
+        }
+        with self._lock:
+            self.calls += 1
+            if not self.replaying and key not in self._cache:
+                self._cache[key] = row
+                with self.cache_path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return {
+            "correct": bool(verdict),
+            "judge": self.judge,
+            "cached": False,
+            "input_tokens": reply.usage.input_tokens,
+            "output_tokens": reply.usage.output_tokens,
+            "cost_usd": float(reply.cost_usd or 0.0),
+            "parse_error": verdict is None,
+        }
+
+
+def rule_judge(question: Question, response: str) -> dict[str, Any]:
+    """The offline judge with the same info fields as the LLM judge (no tokens, no cost)."""
+    return {
+        **rule_grade(question, response),
+        "cached": False,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": 0.0,
+        "parse_error": False,
+    }
