@@ -27,6 +27,12 @@ class Budget(BaseModel):
 
     wall_seconds: float = Field(480.0, gt=0, description="Agent phase wall clock, seconds.")
     max_submissions: int = Field(8, ge=1, description="Submissions accepted, duplicates excluded.")
+    max_tokens: int | None = Field(
+        None, gt=0, description="Driver tokens (input + output) through the gateway; None: no cap."
+    )
+    max_cost_usd: float | None = Field(
+        None, gt=0, description="Driver cost in US dollars through the gateway; None: no cap."
+    )
 
 
 class RunConfig(BaseModel):
@@ -49,6 +55,9 @@ class RunConfig(BaseModel):
     snapshot_seconds: float = Field(60.0, gt=0, description="Period of code-history snapshots.")
     task_options: dict[str, Any] = Field(default_factory=dict)
     agent_options: dict[str, Any] = Field(default_factory=dict)
+    driver_options: dict[str, Any] = Field(
+        default_factory=dict, description="Passed to the driver backend (prices, timeout_s...)."
+    )
     evaluator_options: dict[str, Any] = Field(default_factory=dict)
     executor: str = Field("local", description="Runs a matrix: see load_configs.")
 

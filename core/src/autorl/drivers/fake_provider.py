@@ -21,9 +21,8 @@ import json
 import socket
 import threading
 import time
-import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +30,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from autorl.drivers.usage import estimate_tokens
+from autorl.drivers.wire import render
 from autorl.errors import AutorlError
 
 # behaviours ------------------------------------------------------------------------------------
@@ -116,349 +116,46 @@ def _finish(answer: Answer) -> str:
     return answer.finish_reason or ("tool_calls" if answer.tool_calls else "stop")
 
 
-def _sse(data: Any, event: str | None = None) -> str:
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {json.dumps(data) if not isinstance(data, str) else data}\n\n"
-
-
 def _error_body(api: str, fail: Fail) -> dict[str, Any]:
+    return render.error_body(api, fail.status, fail.message)
+
+
+def _reply(api: str, model: str, body: dict[str, Any], a: Answer) -> render.WireReply:
+    """A scripted answer as the shared renderers' reply (call ids as each provider spells them)."""
+    n_in, n_out = _usage(api, body, a)
+    prefix = "toolu" if api == "anthropic" else "call"
+    return render.WireReply(
+        text=a.text,
+        tool_calls=tuple(
+            render.WireCall(f"{prefix}_{i}", name, args)
+            for i, (name, args) in enumerate(a.tool_calls)
+        ),
+        finish_reason=_finish(a),
+        input_tokens=n_in,
+        output_tokens=n_out,
+        model=model,
+    )
+
+
+def _render_json(api: str, reply: render.WireReply) -> dict[str, Any]:
+    return {
+        "openai-chat": render.chat_json,
+        "openai-responses": render.responses_json,
+        "anthropic": render.anthropic_json,
+        "gemini": render.gemini_json,
+    }[api](reply)
+
+
+def _render_stream(api: str, body: dict[str, Any], reply: render.WireReply) -> Iterator[str]:
+    stream = render.as_stream(reply)
+    if api == "openai-chat":
+        include = bool((body.get("stream_options") or {}).get("include_usage"))
+        return render.chat_stream(reply.model, stream, include_usage=include)
+    if api == "openai-responses":
+        return render.responses_stream(reply.model, stream)
     if api == "anthropic":
-        kind = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}
-        return {
-            "type": "error",
-            "error": {"type": kind.get(fail.status, "api_error"), "message": fail.message},
-        }
-    if api == "gemini":
-        return {"error": {"code": fail.status, "message": fail.message, "status": "UNAVAILABLE"}}
-    return {"error": {"message": fail.message, "type": "fake_error", "code": str(fail.status)}}
-
-
-def _pieces(text: str, n: int = 3) -> list[str]:
-    """Split text into a few pieces so streaming clients see several deltas."""
-    if not text:
-        return []
-    step = max(1, -(-len(text) // n))
-    return [text[i : i + step] for i in range(0, len(text), step)]
-
-
-def _ident(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:12]}"
-
-
-# -- OpenAI Chat Completions
-
-
-def _chat_json(model: str, body: dict[str, Any], a: Answer) -> dict[str, Any]:
-    n_in, n_out = _usage("openai-chat", body, a)
-    message: dict[str, Any] = {"role": "assistant", "content": a.text or None}
-    if a.tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": f"call_{i}",
-                "type": "function",
-                "function": {"name": n, "arguments": json.dumps(args)},
-            }
-            for i, (n, args) in enumerate(a.tool_calls)
-        ]
-    return {
-        "id": _ident("chatcmpl"),
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": _finish(a)}],
-        "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
-    }
-
-
-async def _chat_stream(model: str, body: dict[str, Any], a: Answer) -> AsyncIterator[str]:
-    n_in, n_out = _usage("openai-chat", body, a)
-    base = {
-        "id": _ident("chatcmpl"),
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": model,
-    }
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        return _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-
-    yield chunk({"role": "assistant", "content": ""})
-    for piece in _pieces(a.text):
-        yield chunk({"content": piece})
-        await asyncio.sleep(0)
-    for i, (name, args) in enumerate(a.tool_calls):
-        yield chunk(
-            {
-                "tool_calls": [
-                    {
-                        "index": i,
-                        "id": f"call_{i}",
-                        "type": "function",
-                        "function": {"name": name, "arguments": ""},
-                    }
-                ]
-            }
-        )
-        yield chunk({"tool_calls": [{"index": i, "function": {"arguments": json.dumps(args)}}]})
-    yield chunk({}, _finish(a))
-    if (body.get("stream_options") or {}).get("include_usage"):
-        yield _sse(
-            {
-                **base,
-                "choices": [],
-                "usage": {
-                    "prompt_tokens": n_in,
-                    "completion_tokens": n_out,
-                    "total_tokens": n_in + n_out,
-                },
-            }
-        )
-    yield _sse("[DONE]")
-
-
-# -- OpenAI Responses
-
-
-def _responses_json(model: str, body: dict[str, Any], a: Answer) -> dict[str, Any]:
-    n_in, n_out = _usage("openai-responses", body, a)
-    output: list[dict[str, Any]] = []
-    if a.text:
-        output.append(
-            {
-                "type": "message",
-                "id": _ident("msg"),
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": a.text, "annotations": []}],
-            }
-        )
-    for i, (name, args) in enumerate(a.tool_calls):
-        output.append(
-            {
-                "type": "function_call",
-                "id": _ident("fc"),
-                "call_id": f"call_{i}",
-                "name": name,
-                "arguments": json.dumps(args),
-                "status": "completed",
-            }
-        )
-    incomplete = a.finish_reason == "length"
-    return {
-        "id": _ident("resp"),
-        "object": "response",
-        "created_at": int(time.time()),
-        "status": "incomplete" if incomplete else "completed",
-        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
-        "model": model,
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "usage": {
-            "input_tokens": n_in,
-            "output_tokens": n_out,
-            "total_tokens": n_in + n_out,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    }
-
-
-async def _responses_stream(model: str, body: dict[str, Any], a: Answer) -> AsyncIterator[str]:
-    final = _responses_json(model, body, a)
-    seq = iter(range(10_000))
-    start = {**final, "status": "in_progress", "output": [], "usage": None}
-    yield _sse(
-        {"type": "response.created", "sequence_number": next(seq), "response": start},
-        "response.created",
-    )
-    for index, item in enumerate(final["output"]):
-        added = {**item, "status": "in_progress"}
-        if item["type"] == "message":
-            added["content"] = []
-        yield _sse(
-            {
-                "type": "response.output_item.added",
-                "sequence_number": next(seq),
-                "output_index": index,
-                "item": added,
-            },
-            "response.output_item.added",
-        )
-        if item["type"] == "message":
-            for piece in _pieces(a.text):
-                yield _sse(
-                    {
-                        "type": "response.output_text.delta",
-                        "sequence_number": next(seq),
-                        "item_id": item["id"],
-                        "output_index": index,
-                        "content_index": 0,
-                        "delta": piece,
-                        "logprobs": [],
-                    },
-                    "response.output_text.delta",
-                )
-                await asyncio.sleep(0)
-        yield _sse(
-            {
-                "type": "response.output_item.done",
-                "sequence_number": next(seq),
-                "output_index": index,
-                "item": item,
-            },
-            "response.output_item.done",
-        )
-    yield _sse(
-        {"type": "response.completed", "sequence_number": next(seq), "response": final},
-        "response.completed",
-    )
-
-
-# -- Anthropic Messages
-
-_ANTHROPIC_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
-
-
-def _anthropic_json(model: str, body: dict[str, Any], a: Answer) -> dict[str, Any]:
-    n_in, n_out = _usage("anthropic", body, a)
-    content: list[dict[str, Any]] = [{"type": "text", "text": a.text}] if a.text else []
-    content += [
-        {"type": "tool_use", "id": f"toolu_{i}", "name": n, "input": args}
-        for i, (n, args) in enumerate(a.tool_calls)
-    ]
-    return {
-        "id": _ident("msg"),
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": _ANTHROPIC_STOP.get(_finish(a), "end_turn"),
-        "stop_sequence": None,
-        "usage": {"input_tokens": n_in, "output_tokens": n_out},
-    }
-
-
-async def _anthropic_stream(model: str, body: dict[str, Any], a: Answer) -> AsyncIterator[str]:
-    final = _anthropic_json(model, body, a)
-    start = {
-        **final,
-        "content": [],
-        "stop_reason": None,
-        "usage": {"input_tokens": final["usage"]["input_tokens"], "output_tokens": 1},
-    }
-    yield _sse({"type": "message_start", "message": start}, "message_start")
-    for index, block in enumerate(final["content"]):
-        if block["type"] == "text":
-            yield _sse(
-                {
-                    "type": "content_block_start",
-                    "index": index,
-                    "content_block": {"type": "text", "text": ""},
-                },
-                "content_block_start",
-            )
-            for piece in _pieces(block["text"]):
-                yield _sse(
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "text_delta", "text": piece},
-                    },
-                    "content_block_delta",
-                )
-                await asyncio.sleep(0)
-        else:
-            yield _sse(
-                {
-                    "type": "content_block_start",
-                    "index": index,
-                    "content_block": {**block, "input": {}},
-                },
-                "content_block_start",
-            )
-            yield _sse(
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {
-                        "type": "input_json_delta",
-                        "partial_json": json.dumps(block["input"]),
-                    },
-                },
-                "content_block_delta",
-            )
-        yield _sse({"type": "content_block_stop", "index": index}, "content_block_stop")
-    yield _sse(
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": final["stop_reason"], "stop_sequence": None},
-            "usage": {"output_tokens": final["usage"]["output_tokens"]},
-        },
-        "message_delta",
-    )
-    yield _sse({"type": "message_stop"}, "message_stop")
-
-
-# -- Gemini generateContent
-
-_GEMINI_STOP = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"}
-
-
-def _gemini_json(model: str, body: dict[str, Any], a: Answer) -> dict[str, Any]:
-    n_in, n_out = _usage("gemini", body, a)
-    parts: list[dict[str, Any]] = [{"text": a.text}] if a.text else []
-    parts += [{"functionCall": {"name": n, "args": args}} for n, args in a.tool_calls]
-    return {
-        "candidates": [
-            {
-                "content": {"role": "model", "parts": parts},
-                "finishReason": _GEMINI_STOP.get(_finish(a), "STOP"),
-                "index": 0,
-            }
-        ],
-        "usageMetadata": {
-            "promptTokenCount": n_in,
-            "candidatesTokenCount": n_out,
-            "totalTokenCount": n_in + n_out,
-        },
-        "modelVersion": model,
-    }
-
-
-async def _gemini_stream(model: str, body: dict[str, Any], a: Answer) -> AsyncIterator[str]:
-    final = _gemini_json(model, body, a)
-    pieces = _pieces(a.text)
-    for piece in pieces[:-1]:
-        yield _sse(
-            {
-                "candidates": [
-                    {"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0}
-                ],
-                "modelVersion": model,
-            }
-        )
-        await asyncio.sleep(0)
-    last_parts = ([{"text": pieces[-1]}] if pieces else []) + [
-        p for p in final["candidates"][0]["content"]["parts"] if "functionCall" in p
-    ]
-    yield _sse(
-        {
-            **final,
-            "candidates": [
-                {**final["candidates"][0], "content": {"role": "model", "parts": last_parts}}
-            ],
-        }
-    )
-
-
-RENDER = {
-    "openai-chat": (_chat_json, _chat_stream),
-    "openai-responses": (_responses_json, _responses_stream),
-    "anthropic": (_anthropic_json, _anthropic_stream),
-    "gemini": (_gemini_json, _gemini_stream),
-}
+        return render.anthropic_stream(reply.model, stream, input_tokens=reply.input_tokens)
+    return render.gemini_stream(reply.model, stream)
 
 
 class FakeProvider:
@@ -567,12 +264,12 @@ class FakeProvider:
             if behaviour.retry_after is not None:
                 headers["retry-after"] = f"{behaviour.retry_after:g}"
             return JSONResponse(_error_body(api, behaviour), behaviour.status, headers=headers)
-        render_json, render_stream = RENDER[api]
+        reply = _reply(api, model_name, body, behaviour)
         if stream:
             return StreamingResponse(
-                render_stream(model_name, body, behaviour), media_type="text/event-stream"
+                _render_stream(api, body, reply), media_type="text/event-stream"
             )
-        return JSONResponse(render_json(model_name, body, behaviour))
+        return JSONResponse(_render_json(api, reply))
 
     def _build_app(self) -> FastAPI:
         app = FastAPI(title="autorl fake provider")

@@ -107,6 +107,15 @@ class Run:
         self.model = resolve_model(reg, self.config.model)
         for report in self.config.reports:
             reg.get("report", report)
+        self.driver = self._open_driver()
+
+    def _open_driver(self) -> Any:
+        """The run's driver backend (None without ``driver``); a bad name fails before any work."""
+        if not self.config.driver:
+            return None
+        from autorl.drivers.names import open_driver
+
+        return open_driver(self.config.driver, registry=self.registry, **self.config.driver_options)
 
     def _prepare(self, console: RunConsole) -> None:
         task_cache = cache_dir("tasks", self.task.name, str(getattr(self.task, "version", "0")))
@@ -332,7 +341,9 @@ class Run:
             keep_checkpoints=cfg.keep_checkpoints,
         )
         server = GradingServer(create_app(service, token)).start()
+        gateway = None
         try:
+            gateway = self._start_gateway(console, events, token)
             text = instructions(
                 task=self.task.name,
                 metric=self.prepared.metric,
@@ -343,11 +354,13 @@ class Run:
             )
             (self.workspace / "instructions.md").write_text(text)
             info = self._supervise(
-                console, events, service, clock, history, server.url, token, text
+                console, events, service, clock, history, server.url, token, text, gateway
             )
             console.print("agent finished; waiting for queued evaluations")
             service.drain()
         finally:
+            if gateway is not None:
+                gateway.stop()
             server.stop()
             service.close()
         history.snapshot("end of run")
@@ -355,7 +368,37 @@ class Run:
         outcome = RunOutcome(self.run_id, self.run_dir, baseline_score, best, info["end_reason"])
         return outcome, info
 
-    def _launch(self, url: str, token: str, text: str) -> AgentLaunch:
+    def _start_gateway(self, console: RunConsole, events: EventLog, token: str) -> Any:
+        """The metering LLM gateway, when the run has a driver; the agent's token is its key."""
+        if self.driver is None:
+            return None
+        from autorl.gateway import Gateway
+
+        budget = self.config.budget
+
+        def exhausted(reason: str, spend: dict[str, Any]) -> None:
+            events.warning("driver_budget_exhausted", reason=reason, spend=spend)
+            console.print(f"[yellow]driver budget: {reason.replace('_', ' ')} spent[/]")
+
+        gateway = Gateway(
+            self.driver,
+            token=token,
+            log_path=self.run_dir / "driver_calls.jsonl",
+            max_tokens=budget.max_tokens,
+            max_cost_usd=budget.max_cost_usd,
+            on_exhausted=exhausted,
+        ).start()
+        events.info(
+            "gateway_started",
+            url=gateway.url,
+            driver=self.config.driver,
+            max_tokens=budget.max_tokens,
+            max_cost_usd=budget.max_cost_usd,
+        )
+        console.print(f"LLM gateway for driver [bold]{self.config.driver}[/] on {gateway.url}")
+        return gateway
+
+    def _launch(self, url: str, token: str, text: str, gateway_url: str | None) -> AgentLaunch:
         cfg = self.config
         ctx = AgentContext(
             workspace=self.workspace,
@@ -369,6 +412,7 @@ class Run:
             max_submissions=cfg.budget.max_submissions,
             seed=cfg.seed,
             driver=cfg.driver,
+            gateway_url=gateway_url,
             python=sys.executable,
             options=cfg.agent_options,
         )
@@ -386,6 +430,9 @@ class Run:
                 "PYTHONPATH": str(self.workspace / "kit"),
             }
         )
+        if gateway_url:
+            env["AUTORL_GATEWAY_URL"] = gateway_url
+            env["AUTORL_DRIVER"] = cfg.driver or ""
         env.update(launch.env)
         return AgentLaunch(argv=tuple(launch.argv), env=env)
 
@@ -399,9 +446,10 @@ class Run:
         url: str,
         token: str,
         text: str,
+        gateway: Any = None,
     ) -> dict[str, Any]:
         cfg = self.config
-        launch = self._launch(url, token, text)
+        launch = self._launch(url, token, text, gateway.url if gateway else None)
         events.info("agent_launch", argv=list(launch.argv), env_keys=sorted(launch.env))
         clock.start()
         proc = self.sandbox.start(
@@ -443,6 +491,9 @@ class Run:
             console.agent_stopped()
         if exit_code is None:
             exit_code = code
+        driver_usage = gateway.budget.spend() if gateway is not None else None
+        if driver_usage and driver_usage["exhausted"] and end_reason == "agent_exit":
+            end_reason = driver_usage["exhausted"]  # the agent stopped because its model did
         events.info(
             "agent_stopped",
             reason=end_reason,
@@ -450,12 +501,15 @@ class Run:
             seconds=agent_seconds,
         )
         console.print(f"agent stopped: {end_reason} after {agent_seconds:.0f} s (exit {exit_code})")
-        return {
+        info = {
             "end_reason": end_reason,
             "agent_exit_code": exit_code,
             "agent_seconds": round(agent_seconds, 2),
             "budget_seconds": cfg.budget.wall_seconds,
         }
+        if driver_usage is not None:
+            info["driver_usage"] = driver_usage
+        return info
 
     def _finish(self, console: RunConsole, events: EventLog) -> None:
         """Integrity check, reports, observers: never lose what was recorded."""
