@@ -53,13 +53,15 @@ def play(config: dict[str, Any], eval_path: Path) -> dict[str, Any]:
 
 @pytest.fixture
 def online(monkeypatch: pytest.MonkeyPatch):
-    with FakeProvider(api_key="sk-judge", responder=judge_like_a_model) as fake:
-        with BraveServer(api_key="brave-key") as brave:
-            monkeypatch.setenv("OPENAI_API_KEY", "sk-judge")
-            monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
-            monkeypatch.setenv("BRAVE_API_KEY", "brave-key")
-            monkeypatch.setenv("BRAVE_SEARCH_BASE_URL", brave.url)
-            yield fake, brave
+    with (
+        FakeProvider(api_key="sk-judge", responder=judge_like_a_model) as fake,
+        BraveServer(api_key="brave-key") as brave,
+    ):
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-judge")
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
+        monkeypatch.setenv("BRAVE_API_KEY", "brave-key")
+        monkeypatch.setenv("BRAVE_SEARCH_BASE_URL", brave.url)
+        yield fake, brave
 
 
 def test_llm_judge_over_http_caches_and_replays_offline(

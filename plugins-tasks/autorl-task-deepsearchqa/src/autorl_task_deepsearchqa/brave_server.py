@@ -90,7 +90,7 @@ class BraveServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            def do_GET(self) -> None:
                 url = urlparse(self.path)
                 params = {k: v[-1] for k, v in parse_qs(url.query).items()}
                 with server._lock:
