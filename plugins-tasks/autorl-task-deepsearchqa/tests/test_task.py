@@ -128,7 +128,7 @@ def test_kit_prompt_is_the_graders_prompt(prepared) -> None:
 
     kit_prompt = (Path(prepared.kit_dir) / "deepsearchqa_env" / "prompt.py").read_text()
     assert kit_prompt == Path(protocol.__file__).with_name("prompt.py").read_text()
-    assert protocol.HISTORY_WINDOW == EVALUATOR_CONFIG["history_window"]
+    assert EVALUATOR_CONFIG["history_window"] == protocol.HISTORY_WINDOW
 
 
 def _write_hub_csv(path: Path, n: int = 900) -> None:
