@@ -1,0 +1,20 @@
+"""Entry point: registers the `alpacaeval` task (no heavy imports here)."""
+
+from __future__ import annotations
+
+from autorl import hookimpl
+from autorl.specs import TaskSpec
+
+
+@hookimpl
+def autorl_register_tasks() -> list[TaskSpec]:
+    return [
+        TaskSpec(
+            name="alpacaeval",
+            factory="autorl_task_alpacaeval.task:AlpacaEvalTask",
+            description="L2 instruction following: an LLM judge compares each answer with a "
+            "reference answer (length-controlled win rate); offline split and scripted judge by "
+            "default, the 805 AlpacaEval 2.0 prompts with task option data_path",
+            options={"level": "L2", "metric": "length-controlled win rate", "evaluator": "judge"},
+        )
+    ]

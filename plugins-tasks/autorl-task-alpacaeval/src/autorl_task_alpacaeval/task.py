@@ -1,0 +1,234 @@
+"""The ``alpacaeval`` task: prepares the splits, the kit and the description; names the judge."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autorl.errors import ConfigError
+from autorl.types import PreparedTask, TaskContext
+from autorl_task_alpacaeval import data
+from autorl_task_alpacaeval.description import describe
+
+KIT_SOURCE = Path(__file__).with_name("kit.py")
+KIT_NAME = "autorl_kit.py"
+PROTOCOL_MODULE = "autorl_task_alpacaeval.kit"
+"""What the evaluator imports for the prompt (never the workspace copy)."""
+JUDGE_DIR = Path(__file__).resolve().parent / "judge"
+SCRIPTED_JUDGE = "scripted/alpacaeval_judge_v1.yaml"
+"""The offline default judge: the scripted driver with the script shipped next to this file."""
+
+OFFLINE_SPLIT = "offline-alpacaeval-style"
+REFERENCE_SPLIT = "alpacaeval2-reference"
+
+EVALUATOR_CONFIG: dict[str, Any] = {
+    "protocol": PROTOCOL_MODULE,
+    "max_new_tokens": 256,
+    "batch_size": 8,
+    "temperature": 0.0,
+}
+"""Greedy decoding, 256 new tokens (the offline references are at most ~120 tokens; on the
+reference set longer answers are cut, as a CPU budget requires: raise it on a GPU)."""
+
+OPTIONS = {
+    "data_path": "directory with the real data (alpaca_eval_gpt4_baseline.json + alpaca_data.json "
+    "or train-*.parquet; optional instruction_difficulty.csv, df_gamed.csv)",
+    "train_size": "number of train examples (offline: all 131; reference: first 2,000)",
+    "eval_size": "number of eval examples (offline: all 52; reference: all 805)",
+    "judge": f"judge driver, <backend>/<model> (default {SCRIPTED_JUDGE}, offline)",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_path: Path | None
+    train_size: int | None
+    eval_size: int | None
+    judge: str
+
+
+def _positive_int(options: Mapping[str, Any], key: str) -> int | None:
+    value = options.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            f"task option {key}={value!r}: must be a positive integer",
+            hint=f"set [task_options] {key} = 20 (for example)",
+        )
+    return value
+
+
+def parse_options(options: Mapping[str, Any]) -> Settings:
+    """Validate ``[task_options]``: unknown keys and bad values are errors, not silent defaults."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        listed = "; ".join(f"{k}: {v}" for k, v in OPTIONS.items())
+        raise ConfigError(
+            f"alpacaeval: unknown task option(s) {', '.join(map(repr, unknown))}",
+            hint=f"known options: {listed}",
+        )
+    judge = options.get("judge", SCRIPTED_JUDGE)
+    if not isinstance(judge, str) or "/" not in judge.strip("/"):
+        raise ConfigError(
+            f"task option judge={judge!r}: not a driver name <backend>/<model>",
+            hint="for example openai/gpt-4.1, anthropic/claude-sonnet-4-6 or "
+            f"{SCRIPTED_JUDGE} (offline)",
+        )
+    data_path = options.get("data_path")
+    if data_path is not None and not isinstance(data_path, str):
+        raise ConfigError(f"task option data_path={data_path!r}: must be a path string")
+    return Settings(
+        data_path=Path(data_path).expanduser().resolve() if data_path else None,
+        train_size=_positive_int(options, "train_size"),
+        eval_size=_positive_int(options, "eval_size"),
+        judge=judge.strip(),
+    )
+
+
+def _digest(payload: Any) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[
+        :16
+    ]
+
+
+def _files_digest(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0")
+        with path.open("rb") as fh:
+            for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def build_once(target: Path, build: Callable[[Path], None], marker: str = "meta.json") -> Path:
+    """Run ``build(staging_dir)`` unless ``target`` is complete, then move it into place; the
+    marker is written last, so a crash never leaves a half-written split in use."""
+    if (target / marker).is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        build(staging)
+        if target.exists():
+            shutil.rmtree(target)
+        try:
+            os.rename(staging, target)
+        except OSError:  # another process finished first: its files are identical
+            if not (target / marker).is_file():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+class AlpacaEvalTask:
+    """Instruction following judged pairwise against reference answers (L2, LLM judge)."""
+
+    name = "alpacaeval"
+    version = "1"
+
+    def prepare(self, ctx: TaskContext) -> PreparedTask:
+        settings = parse_options(ctx.options)
+        cache = Path(ctx.cache_dir)
+        glm_dir: Path | None = None
+        if settings.data_path is None:
+            split_dir = self._offline(cache, settings)
+            split_name = OFFLINE_SPLIT
+        else:
+            files = data.reference_files(settings.data_path)
+            split_dir = self._reference(cache, settings, files)
+            split_name = REFERENCE_SPLIT
+            glm_dir = files["glm_dir"]
+        if settings.train_size or settings.eval_size:
+            split_name += f"-subset-{settings.train_size or 'all'}-{settings.eval_size or 'all'}"
+        meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
+        config = {
+            **EVALUATOR_CONFIG,
+            "judge": settings.judge,
+            "glm": "length_controlled_v1" if glm_dir else "length_controlled_minimal",
+            "glm_data_dir": str(glm_dir) if glm_dir else None,
+            "cache_dir": str(cache / "judge-cache"),
+            "scripts_dir": str(JUDGE_DIR),
+        }
+        return PreparedTask(
+            train_files=(split_dir / "train.jsonl",),
+            eval_path=split_dir / "eval.jsonl",
+            description=describe(
+                split=split_name,
+                n_train=meta["n_train"],
+                n_eval=meta["n_eval"],
+                evaluator_config=config,
+            ),
+            evaluator="judge",
+            evaluator_config=config,
+            kit_dir=self._kit(cache),
+            split=split_name,
+            metric="length-controlled win rate",
+        )
+
+    def _offline(self, cache: Path, settings: Settings) -> Path:
+        train, evals = data.offline()
+        params = {
+            "source": "offline",
+            "files": _files_digest([data.OFFLINE_TRAIN, data.OFFLINE_EVAL]),
+            "train_size": settings.train_size,
+            "eval_size": settings.eval_size,
+        }
+
+        def build(staging: Path) -> None:
+            self._write(staging, train[: settings.train_size], evals[: settings.eval_size], params)
+
+        return build_once(cache / f"{OFFLINE_SPLIT}-{_digest(params)}", build)
+
+    def _reference(self, cache: Path, settings: Settings, files: dict[str, Path | None]) -> Path:
+        params = {
+            "source": "local",
+            "files": _files_digest([p for p in (files["eval"], files["train"]) if p]),
+            "train_size": settings.train_size,
+            "eval_size": settings.eval_size,
+        }
+
+        def build(staging: Path) -> None:
+            train, evals, dropped = data.local(files, settings.train_size)
+            self._write(
+                staging,
+                train,
+                evals[: settings.eval_size],
+                {**params, "dropped_train_duplicates": dropped},
+            )
+
+        return build_once(cache / f"{REFERENCE_SPLIT}-{_digest(params)}", build)
+
+    @staticmethod
+    def _write(staging: Path, train: list[dict], evals: list[dict], params: dict) -> None:
+        write_jsonl(staging / "train.jsonl", train)
+        write_jsonl(staging / "eval.jsonl", evals)
+        meta = {**params, "n_train": len(train), "n_eval": len(evals)}
+        (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+    @staticmethod
+    def _kit(cache: Path) -> Path:
+        """``kit/autorl_kit.py``: a verbatim copy of :mod:`autorl_task_alpacaeval.kit`."""
+        source = KIT_SOURCE.read_bytes()
+        target = cache / f"kit-{hashlib.sha256(source).hexdigest()[:12]}"
+
+        def build(staging: Path) -> None:
+            (staging / KIT_NAME).write_bytes(source)
+
+        build_once(target, build, marker=KIT_NAME)
+        return target
