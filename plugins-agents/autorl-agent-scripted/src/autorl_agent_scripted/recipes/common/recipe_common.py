@@ -221,11 +221,130 @@ def save_checkpoint(model: Any, tokenizer: Any, target: Path) -> float:
     return seconds
 
 
-def stop_at_callback(stop_at: float) -> Any:
+def warmup_steps(planned_steps: int) -> int:
+    """Learning-rate warm-up sized to the phase: none under 20 planned steps, else 10 % (max 5).
+
+    A fixed 5-step warm-up let a phase that got 1-2 steps train at lr 0 (unchanged weights, a
+    duplicate submission); short phases on a budget need every step at full rate.
+    """
+    if planned_steps < 20:
+        return 0
+    return min(5, planned_steps // 10)
+
+
+def planned_steps(max_steps: int, seconds: float, step_seconds: float | None) -> int:
+    """The steps a phase expects to run: its cap, or fewer when the measured step time says the
+    time share ends first (``step_seconds`` None: not measured yet, the cap stands)."""
+    if not step_seconds or step_seconds <= 0:
+        return max(1, max_steps)
+    return max(1, min(max_steps, int(seconds / step_seconds)))
+
+
+def phase_warmup(max_steps: int, seconds: float, step_seconds: float | None) -> int:
+    """Warm-up steps for a phase capped at ``max_steps`` with ``seconds`` to run.
+
+    No warm-up until a step has been timed (the first phase of a run): without a measurement
+    the phase may get a single step, and a warm-up would spend it at lr 0.
+    """
+    if not step_seconds:
+        return 0
+    return warmup_steps(planned_steps(max_steps, seconds, step_seconds))
+
+
+@dataclass
+class StepTimes:
+    """Measured seconds per training step, per phase kind; the planner sizes later phases by it."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+    sizes: dict[str, float] = field(default_factory=dict)
+    """The work per step the time was measured at (e.g. sampled tokens), for rescaling."""
+
+    def get(self, kind: str, size: float | None = None) -> float | None:
+        """Seconds a step of ``kind`` takes; scaled linearly to ``size`` when both are known."""
+        measured = self.seconds.get(kind)
+        if measured is None or size is None or not self.sizes.get(kind):
+            return measured
+        return measured * size / self.sizes[kind]
+
+    def record(self, kind: str, callback: Any, size: float | None = None) -> None:
+        """Keep the slowest step a ``stop_at_callback`` saw (the cautious figure for planning)."""
+        slowest = getattr(callback, "slowest", 0.0)
+        if slowest > 0:
+            self.seconds[kind] = slowest
+            if size is not None:
+                self.sizes[kind] = size
+
+
+def fit_generation_shape(
+    share_s: float,
+    step_s: float,
+    prompts: int,
+    generations: int,
+    new_tokens: int,
+    *,
+    min_new_tokens: int = 32,
+    min_steps: int = 2,
+) -> tuple[int, int, int]:
+    """Shrink an RL step (prompts x generations x new tokens) until ``min_steps`` steps fit.
+
+    ``step_s`` is the measured (or estimated) seconds of a step at the given shape; generation
+    cost is about proportional to the number of sampled tokens, so halving one factor halves
+    the step. New tokens go first (down to ``min_new_tokens``), then prompts, then generations
+    (GRPO needs at least 2 per prompt for a group advantage).
+    """
+    shape = [prompts, generations, new_tokens]
+    full = prompts * generations * new_tokens
+
+    def predicted() -> float:
+        return step_s * (shape[0] * shape[1] * shape[2]) / full
+
+    while predicted() * min_steps > share_s:
+        if shape[2] // 2 >= min_new_tokens:
+            shape[2] //= 2
+        elif shape[0] > 1:
+            shape[0] = max(1, shape[0] // 2)
+        elif shape[1] > 2:
+            shape[1] = max(2, shape[1] // 2)
+        else:
+            break
+    return shape[0], shape[1], shape[2]
+
+
+def estimate_generation_step_seconds(
+    model: Any, tokenizer: Any, prompt: str, sequences: int, new_tokens: int, probe_tokens: int = 8
+) -> float:
+    """Seconds an RL step of ``sequences`` x ``new_tokens`` sampled tokens should take.
+
+    Times a short sampled generation (``probe_tokens`` per sequence) and scales it to
+    ``new_tokens``, plus half again for the policy's forward and backward pass. Used before the
+    first RL step of a run, when no step has been measured yet.
+    """
+    import torch
+
+    side = tokenizer.padding_side
+    tokenizer.padding_side = "left"
+    enc = tokenizer([prompt] * sequences, return_tensors="pt", padding=True).to(model.device)
+    tokenizer.padding_side = side
+    started = time.monotonic()
+    with torch.no_grad():
+        model.generate(
+            **enc,
+            do_sample=True,
+            max_new_tokens=probe_tokens,
+            min_new_tokens=probe_tokens,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    took = time.monotonic() - started
+    return 1.5 * took * new_tokens / probe_tokens
+
+
+def stop_at_callback(stop_at: float, label: str = "phase") -> Any:
     """A TrainerCallback that ends training before ``stop_at`` (monotonic) and logs losses.
 
     It stops once the next step, as long as the slowest so far, would end after ``stop_at``: a
-    phase never overruns its share by a whole step (GRPO steps can take many seconds).
+    phase never overruns its share by a whole step (GRPO steps can take many seconds). A step
+    that itself ends past ``stop_at`` (typically the first one, before anything was measured)
+    is logged with the overrun, never silent. ``slowest`` is kept for planning later phases.
     """
     from transformers import TrainerCallback
 
@@ -233,6 +352,7 @@ def stop_at_callback(stop_at: float) -> Any:
         def __init__(self) -> None:
             self.step_started = time.monotonic()
             self.slowest = 0.0
+            self.overrun_s = 0.0
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
             self.step_started = time.monotonic()
@@ -240,7 +360,14 @@ def stop_at_callback(stop_at: float) -> Any:
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
             now = time.monotonic()
-            self.slowest = max(self.slowest, now - self.step_started)
+            took = now - self.step_started
+            self.slowest = max(self.slowest, took)
+            if now > stop_at:
+                self.overrun_s = now - stop_at
+                log(
+                    f"  {label}: step {state.global_step} took {took:.1f}s and ended "
+                    f"{self.overrun_s:.1f}s past the phase's time share"
+                )
             if now + self.slowest >= stop_at:
                 control.should_training_stop = True
             return control

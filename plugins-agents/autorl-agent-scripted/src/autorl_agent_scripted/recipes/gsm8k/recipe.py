@@ -26,11 +26,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recipe_common import (
     Clock,
     GraderClient,
+    StepTimes,
     Submissions,
     device,
+    estimate_generation_step_seconds,
+    fit_generation_shape,
     load_base,
     log,
     merged,
+    phase_warmup,
     save_checkpoint,
     stop_at_callback,
     workspace,
@@ -129,19 +133,24 @@ def run_sft(
     max_length: int = 512,
     lora_r: int = 16,
     seed: int = 0,
+    step_times: StepTimes | None = None,
 ) -> tuple[Any, int]:
-    """SFT until ``seconds`` pass or ``epochs`` are done; returns (merged model, steps run)."""
+    """SFT until ``seconds`` pass or ``epochs`` are done; returns (merged model, steps run).
+
+    Warm-up is sized to the steps the phase can run (none when short or not yet timed).
+    """
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
     tokenizer.padding_side = "right"
     max_steps = max(1, int(len(rows) * epochs / batch_size))
+    step_s = step_times.get("sft") if step_times else None
     config = SFTConfig(
         **_common_args(scratch, seed),
         per_device_train_batch_size=batch_size,
         learning_rate=lr or (2e-4 if mode == "lora" else 2e-5),
         lr_scheduler_type="constant_with_warmup",
-        warmup_steps=min(5, max_steps // 10),
+        warmup_steps=phase_warmup(max_steps, seconds, step_s),
         max_steps=max_steps,
         max_length=max_length,
         completion_only_loss=True,
@@ -152,9 +161,12 @@ def run_sft(
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(lora_r) if mode == "lora" else None,
-        callbacks=[stop_at_callback(time.monotonic() + seconds)],
+        callbacks=[stopper := stop_at_callback(time.monotonic() + seconds, label="sft")],
     )
+    log(f"  sft: up to {max_steps} steps, warm-up {config.warmup_steps}")
     trainer.train()
+    if step_times is not None:
+        step_times.record("sft", stopper)
     steps = trainer.state.global_step
     return merged(trainer.model), steps
 
@@ -175,11 +187,36 @@ def run_grpo(
     max_new_tokens: int = 160,
     lora_r: int = 16,
     seed: int = 0,
+    step_times: StepTimes | None = None,
 ) -> tuple[Any, int]:
-    """GRPO with the kit's reward until ``seconds`` pass or ``max_steps``; (merged model, steps)."""
+    """GRPO with the kit's reward until ``seconds`` pass or ``max_steps``; (merged model, steps).
+
+    With ``step_times``, the step shape is fitted to the time share first: the seconds of one
+    step (measured in an earlier GRPO phase, else estimated from a short sampled generation)
+    decide whether fewer new tokens, prompts or generations are needed for two steps to fit.
+    """
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
+    if step_times is not None:
+        shape = (prompts_per_step, generations, max_new_tokens)
+        step_s = step_times.get("grpo", size=prompts_per_step * generations * max_new_tokens)
+        if step_s is None:
+            prompt = tokenizer.apply_chat_template(
+                rows[0]["prompt"], tokenize=False, add_generation_prompt=True
+            )
+            step_s = estimate_generation_step_seconds(
+                model, tokenizer, prompt, prompts_per_step * generations, max_new_tokens
+            )
+        prompts_per_step, generations, max_new_tokens = fit_generation_shape(
+            seconds, step_s, prompts_per_step, generations, max_new_tokens
+        )
+        if (prompts_per_step, generations, max_new_tokens) != shape:
+            log(
+                f"  grpo: a {shape[0]}x{shape[1]}x{shape[2]} step takes ~{step_s:.0f}s, too "
+                f"long for {seconds:.0f}s; using {prompts_per_step} prompts x {generations} "
+                f"generations x {max_new_tokens} new tokens"
+            )
     tokenizer.padding_side = "left"
     config = GRPOConfig(
         **_common_args(scratch, seed),
@@ -198,9 +235,11 @@ def run_grpo(
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(lora_r) if mode == "lora" else None,
-        callbacks=[stop_at_callback(time.monotonic() + seconds)],
+        callbacks=[stopper := stop_at_callback(time.monotonic() + seconds, label="grpo")],
     )
     trainer.train()
+    if step_times is not None:
+        step_times.record("grpo", stopper, size=prompts_per_step * generations * max_new_tokens)
     steps = trainer.state.global_step
     return merged(trainer.model), steps
 
@@ -242,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     save_reserve = 5.0 + sum(p.numel() for p in model.parameters()) * 4 / 150e6
     version = 0
     sft_offset = 0
+    step_times = StepTimes()
     for index, phase in enumerate(phases):
         if subs.left() < 1:
             log("no submissions left: stopping")
@@ -267,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                 max_length=args.max_length,
                 lora_r=args.lora_r,
                 seed=args.seed + index,
+                step_times=step_times,
             )
             sft_offset = (sft_offset + steps * args.sft_batch_size) % max(1, len(rows))
         else:
@@ -285,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
                 max_new_tokens=args.grpo_max_new_tokens,
                 lora_r=args.lora_r,
                 seed=args.seed + index,
+                step_times=step_times,
             )
         log(f"{phase}: {steps} steps in {time.monotonic() - started:.0f}s")
         if steps == 0:

@@ -1,0 +1,224 @@
+"""The scripted agent's HumanEval recipe: data format, expert-iteration filter, a tiny-model run.
+
+Plus the shared planning helpers of ``recipe_common`` (warm-up, step shape) that keep short
+phases from training at lr 0 or blowing their time share.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from autorl_agent_scripted.agent import RECIPES
+
+AUTORL = str(Path(sys.executable).parent / "autorl")
+OTHER_BODY_0 = """    for i in range(len(numbers)):
+        for j in range(i + 1, len(numbers)):
+            if abs(numbers[i] - numbers[j]) < threshold:
+                return True
+    return False
+"""
+"""A correct body for HumanEval/0 (has_close_elements) that differs from the canonical one."""
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HumanEval workspace as the harness builds it; the recipe modules importable."""
+    task = pytest.importorskip("autorl_task_humaneval.task", reason="needs autorl-task-humaneval")
+    from autorl.types import TaskContext
+
+    prepared = task.HumanEvalTask().prepare(TaskContext(cache_dir=tmp_path / "cache", options={}))
+    ws = tmp_path / "workspace"
+    for sub in ("code", "data", "output", "models"):
+        (ws / sub).mkdir(parents=True)
+    shutil.copyfile(prepared.train_files[0], ws / "data" / "train.jsonl")
+    shutil.copytree(prepared.kit_dir, ws / "kit")
+    (ws / "models" / "base").symlink_to(tiny_model_dir, target_is_directory=True)
+    monkeypatch.setenv("AUTORL_WORKSPACE", str(ws))
+    for path in (ws / "kit", RECIPES / "common", RECIPES / "humaneval"):
+        monkeypatch.syspath_prepend(str(path))
+    for name in ("recipe", "recipe_common", "autorl_kit"):
+        sys.modules.pop(name, None)
+    yield ws
+    for name in ("recipe", "recipe_common", "autorl_kit"):
+        sys.modules.pop(name, None)
+
+
+# data format -------------------------------------------------------------------------------------
+
+
+def test_sft_text_is_the_evaluator_prompt_plus_the_solution(workspace: Path) -> None:
+    import autorl_kit as kit
+    import recipe
+    from autorl_task_humaneval.kit import build_prompt  # what the grader imports
+
+    problems = kit.load_train()
+    assert len(problems) == 82
+    for problem in problems:
+        text = recipe.sft_text(kit, problem)
+        assert text == build_prompt(problem) + problem["canonical_solution"]
+        # the text is a program that passes the problem's own tests
+    assert kit.reward(problems[0]["canonical_solution"], problems[0]) == 1.0
+
+
+def test_sft_tokens_start_with_exactly_what_the_evaluator_generates_from(workspace: Path) -> None:
+    import autorl_kit as kit
+    import recipe
+    from autorl_hf.generation import encode  # the evaluator's prompt encoding
+    from recipe_common import load_base
+
+    _, tokenizer = load_base(workspace / "models" / "base")
+    problem = kit.load_train()[3]
+    row = recipe.sft_example(kit, tokenizer, problem, problem["canonical_solution"], 4096)
+    prompt_ids = encode(tokenizer, kit.build_prompt(problem))
+    n = len(prompt_ids)
+    assert row["input_ids"][:n] == prompt_ids
+    assert row["completion_mask"] == [0] * n + [1] * (len(row["input_ids"]) - n)
+    assert row["input_ids"][-1] == tokenizer.eos_token_id  # the model learns to stop
+    body = tokenizer.decode(row["input_ids"][n:-1])
+    assert body == problem["canonical_solution"]
+
+
+def test_sft_rows_are_cut_to_max_length_and_keep_only_rows_with_a_solution(
+    workspace: Path,
+) -> None:
+    import autorl_kit as kit
+    import recipe
+    from recipe_common import load_base
+
+    _, tokenizer = load_base(workspace / "models" / "base")
+    problems = kit.load_train()[:5]
+    prompt_lengths = [len(tokenizer(kit.build_prompt(p))["input_ids"]) for p in problems]
+    limit = sorted(prompt_lengths)[2] + 1  # some prompts fit with one solution token, some not
+    rows = recipe.sft_rows(kit, tokenizer, recipe.canonical_pairs(problems), limit)
+    assert rows and len(rows) < len(problems)
+    assert all(len(r["input_ids"]) <= limit and any(r["completion_mask"]) for r in rows)
+
+
+def test_expert_iteration_keeps_only_new_bodies_that_pass(workspace: Path) -> None:
+    import autorl_kit as kit
+    import recipe
+
+    problem = kit.load_train()[0]
+    assert problem["task_id"] == "HumanEval/0"
+    samples = [
+        [
+            problem["canonical_solution"],  # not new
+            OTHER_BODY_0 + "\nprint('after the body')\n",  # passes once cut at a stop sequence
+            OTHER_BODY_0,  # the same body again: kept once
+            "    return True\n",  # wrong
+            "",
+        ]
+    ]
+    kept = recipe.passing_pairs(kit, [problem], samples)
+    assert kept == [(problem, OTHER_BODY_0)]
+
+
+def test_sampling_gives_n_continuations_and_stops_at_the_deadline(workspace: Path) -> None:
+    import autorl_kit as kit
+    import recipe
+    from recipe_common import load_base
+
+    model, tokenizer = load_base(workspace / "models" / "base")
+    prompts = [kit.build_prompt(p) for p in kit.load_train()[:3]]
+    common = dict(stop=tuple(kit.STOP_SEQUENCES), temperature=1.0, max_new_tokens=8, batch_size=4)
+    out = recipe.sample_completions(
+        model, tokenizer, prompts, n=2, deadline=time.monotonic() + 60, **common
+    )
+    assert [len(s) for s in out] == [2, 2, 2]
+    assert all(isinstance(t, str) for s in out for t in s)
+    late = recipe.sample_completions(
+        model, tokenizer, prompts, n=2, deadline=time.monotonic() - 1, **common
+    )
+    assert late == [[], [], []]
+
+
+def test_recipe_flags_parse(workspace: Path) -> None:
+    import recipe
+
+    args = recipe.parse_args(["--mode", "full", "--ei-rounds", "0", "--sft-epochs", "1"])
+    assert (args.mode, args.ei_rounds, args.sft_epochs) == ("full", 0, 1.0)
+
+
+# shared planning helpers -----------------------------------------------------------------------
+
+
+def test_warmup_is_proportional_and_absent_in_short_phases(workspace: Path) -> None:
+    from recipe_common import phase_warmup, planned_steps, warmup_steps
+
+    assert warmup_steps(1) == warmup_steps(2) == warmup_steps(19) == 0
+    assert warmup_steps(20) == 2
+    assert warmup_steps(1000) == 5
+    # a phase capped at 1868 steps that has 30 s at 1.5 s per step expects 20 steps, not 1868
+    assert planned_steps(1868, 30.0, 1.5) == 20
+    assert planned_steps(1868, 3.0, 1.5) == 2 and warmup_steps(planned_steps(1868, 3.0, 1.5)) == 0
+    assert planned_steps(40, 30.0, None) == 40  # not measured yet: the cap
+    # the warm-up a phase gets: none before a step was timed (it might get only one step)
+    assert phase_warmup(1868, 30.0, None) == 0
+    assert phase_warmup(1868, 300.0, 1.5) == 5
+    assert phase_warmup(1868, 20.0, 1.5) == 0
+
+
+def test_an_rl_step_that_would_blow_the_share_is_shrunk(workspace: Path) -> None:
+    from recipe_common import fit_generation_shape
+
+    # fits already: unchanged
+    assert fit_generation_shape(100.0, 10.0, 2, 4, 160) == (2, 4, 160)
+    # 40 s per step, 30 s share, 2 steps wanted: new tokens go first (160 -> 40 = 10 s a step)
+    assert fit_generation_shape(30.0, 40.0, 2, 4, 160) == (2, 4, 40)
+    # then prompts, then generations, never below 1 prompt x 2 generations x 32 tokens
+    assert fit_generation_shape(1.0, 40.0, 2, 4, 160) == (1, 2, 40)
+
+
+def test_sft_phase_with_one_step_changes_the_weights(workspace: Path) -> None:
+    """The regression behind proportional warm-up: 1 step must not run at lr 0."""
+    import autorl_kit as kit
+    import recipe
+    from recipe_common import load_base
+
+    model, tokenizer = load_base(workspace / "models" / "base")
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    rows = recipe.sft_rows(kit, tokenizer, recipe.canonical_pairs(kit.load_train()), 256)
+    trained, steps = recipe.run_sft(
+        model,
+        tokenizer,
+        rows,
+        mode="lora",
+        seconds=0.0,  # deadline already passed: exactly one step
+        scratch=workspace / "output" / ".trainer",
+        batch_size=4,
+        epochs=3.0,  # a 60-step cap: the old fixed warm-up would have started at lr 0
+    )
+    assert steps == 1
+    after = trained.state_dict()
+    assert any(not after[k].equal(v) for k, v in before.items() if k in after)
+
+
+# end to end ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_tiny_humaneval_run_submits_a_scored_checkpoint(tmp_path: Path) -> None:
+    """`autorl run --task humaneval --model tiny --agent scripted` through the real CLI."""
+    pytest.importorskip("autorl_task_humaneval")
+    pytest.importorskip("autorl_model_tiny")
+    env = {**os.environ, "AUTORL_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    argv = [AUTORL, "run", "--task", "humaneval", "--model", "tiny", "--agent", "scripted"]
+    argv += ["--runs-dir", str(tmp_path / "runs"), "--run-id", "he", "--budget", "75"]
+    argv += ["--agent-option", "ei_samples=2", "--agent-option", "ei_max_new_tokens=64"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=420)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    run_dir = tmp_path / "runs" / "he"
+    summary = json.loads((run_dir / "report" / "summary.json").read_text())
+    assert summary["baseline_score"] is not None
+    scored = [row for row in summary["submissions"] if row["status"] == "scored"]
+    assert scored, summary["submissions"]
+    log = (run_dir / "agent.log").read_text()
+    assert "phase 1/2: sft" in log and "sft: " in log
+    assert (run_dir / "workspace" / "output" / "v1" / "config.json").is_file()
