@@ -1,0 +1,175 @@
+"""The ``claude-code`` agent: Claude Code headless (``claude -p``) against the run's gateway.
+
+Flags, environment and pitfalls are measured in ``docs/agents/claude-code.md``. The paper ran
+Claude Code in three modes that differ only in what the prompt asks for; ``[agent_options]
+mode`` picks one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from autorl_agent_cli_common.adapter import CliAgent
+from autorl_agent_cli_common.install import NpmTool
+from autorl_agent_cli_common.trajectory import (
+    TrajectoryEvent,
+    read_jsonl_lenient,
+    text_of,
+)
+
+from autorl.errors import ConfigError
+from autorl.types import AgentContext
+
+VERSION = "2.1.330"
+TOOL = NpmTool(
+    name="claude-code", package="@anthropic-ai/claude-code", version=VERSION, binary="claude"
+)
+
+MODES = {
+    "free": "",
+    "sft-only": (
+        "## Mode: SFT only\n\nUse supervised fine-tuning only (full fine-tuning or LoRA on "
+        "demonstrations you build from the training data). Do not use reinforcement learning "
+        "(no GRPO, PPO, DPO or online rollouts)."
+    ),
+    "rl-oriented": (
+        "## Mode: RL-oriented\n\nYour pipeline must include reinforcement learning: use the "
+        "train-time reward (see `kit/`) with GRPO or another online RL method, optionally after "
+        "a short supervised warm-up. Report which RL method produced each submission."
+    ),
+}
+
+
+def project_dir_name(cwd: Path) -> str:
+    """How Claude Code names a project's folder under ``~/.claude/projects``."""
+    return re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+
+
+class ClaudeCodeAgent(CliAgent):
+    """Claude Code ``-p`` with ``stream-json`` output, permissions skipped, traffic off."""
+
+    name = "claude-code"
+    tool = TOOL
+    options_help = {"mode": f"the paper's prompt mode: {', '.join(MODES)} (default free)"}
+
+    def mode(self, ctx: AgentContext) -> str:
+        mode = str(ctx.options.get("mode", "free"))
+        if mode not in MODES:
+            raise ConfigError(
+                f"agent 'claude-code': unknown mode {mode!r}",
+                hint=f"[agent_options] mode is one of: {', '.join(MODES)}",
+            )
+        return mode
+
+    def prompt_extra(self, ctx: AgentContext) -> str:
+        return MODES[self.mode(ctx)]
+
+    def command(
+        self, ctx: AgentContext, executable: str, gateway: str, model: str, prompt: str
+    ) -> tuple[list[str], dict[str, str]]:
+        argv = [
+            executable,
+            "-p",
+            prompt,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--dangerously-skip-permissions",
+            "--model",
+            model,
+        ]
+        env = {
+            "ANTHROPIC_BASE_URL": gateway,
+            "ANTHROPIC_API_KEY": ctx.token,
+            # every model slot to the run's model: side calls (titles, summaries) stay metered
+            "ANTHROPIC_MODEL": model,
+            "ANTHROPIC_SMALL_FAST_MODEL": model,
+            "ANTHROPIC_DEFAULT_HAIKU_MODEL": model,
+            "ANTHROPIC_DEFAULT_SONNET_MODEL": model,
+            "ANTHROPIC_DEFAULT_OPUS_MODEL": model,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "DISABLE_BUG_COMMAND": "1",
+        }
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            env["IS_SANDBOX"] = "1"  # else --dangerously-skip-permissions exits 1 under root
+        return argv, env
+
+    def native_files(self, home: Path, workspace: Path) -> list[Path]:
+        projects = home / ".claude" / "projects"
+        exact = projects / project_dir_name(workspace)
+        found = sorted(exact.glob("*.jsonl")) if exact.is_dir() else []
+        return found or sorted(projects.glob("*/*.jsonl"))
+
+    def parse(self, home: Path, workspace: Path) -> list[TrajectoryEvent]:
+        return parse_sessions(self.native_files(home, workspace))
+
+
+def parse_sessions(files: list[Path]) -> list[TrajectoryEvent]:
+    """Claude Code session JSON lines: ``assistant`` rows hold text and ``tool_use`` blocks,
+    ``user`` rows hold the prompt or ``tool_result`` blocks."""
+    events: list[TrajectoryEvent] = []
+    turn = 0
+    last_id = None
+    for path in files:
+        for row in read_jsonl_lenient(path):
+            kind = row.get("type")
+            message = row.get("message") or {}
+            when = row.get("timestamp")
+            content = message.get("content")
+            if kind == "assistant":
+                usage = message.get("usage") or {}
+                if message.get("id") is None or message.get("id") != last_id:
+                    turn += 1  # one API answer may be logged as several rows, one per block
+                    last_id = message.get("id")
+                    events.append(
+                        TrajectoryEvent(
+                            "turn",
+                            index=turn,
+                            model=message.get("model"),
+                            time=when,
+                            usage={
+                                "input_tokens": int(usage.get("input_tokens") or 0),
+                                "output_tokens": int(usage.get("output_tokens") or 0),
+                            },
+                        )
+                    )
+                for block in content if isinstance(content, list) else [content]:
+                    if isinstance(block, str) or (block or {}).get("type") == "text":
+                        text = block if isinstance(block, str) else block.get("text", "")
+                        if text:
+                            events.append(
+                                TrajectoryEvent("message", role="assistant", text=text, time=when)
+                            )
+                    elif block.get("type") == "tool_use":
+                        events.append(
+                            TrajectoryEvent(
+                                "tool_call",
+                                name=block.get("name"),
+                                call_id=block.get("id"),
+                                arguments=block.get("input"),
+                                time=when,
+                            )
+                        )
+            elif kind == "user":
+                blocks = content if isinstance(content, list) else [content]
+                for block in blocks:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        events.append(
+                            TrajectoryEvent(
+                                "tool_result",
+                                call_id=block.get("tool_use_id"),
+                                output=text_of(block.get("content")),
+                                is_error=bool(block.get("is_error")),
+                                time=when,
+                            )
+                        )
+                    elif block:
+                        events.append(
+                            TrajectoryEvent("message", role="user", text=text_of(block), time=when)
+                        )
+    return events

@@ -1,0 +1,1 @@
+"""Shared pieces of the agent-CLI adapters (claude-code, codex, gemini-cli, opencode, openhands)."""

@@ -1,0 +1,168 @@
+"""The base class of the five CLI adapters: options, gateway, environment, trajectory collection.
+
+A subclass says which pinned tool it runs (:mod:`autorl_agent_cli_common.install`), writes its
+configuration into the run's own HOME, builds its headless command, and parses its native
+trajectory. Everything the CLI needs to reach the model goes to the run's LLM gateway on
+loopback with the run token as API key: the agent never sees an upstream key.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from autorl.errors import ConfigError
+from autorl.types import AgentContext, AgentLaunch
+from autorl_agent_cli_common.install import AgentTool
+from autorl_agent_cli_common.prompt import build_prompt
+from autorl_agent_cli_common.trajectory import TRAJECTORY_FILE, TrajectoryEvent, write_trajectory
+
+BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+COMMON_OPTIONS = {
+    "model": "model name the CLI sends to the gateway (default: the driver's model)",
+    "executable": "use this CLI binary instead of the pinned install (same flags assumed)",
+    "extra_args": "list of extra command-line arguments appended to the CLI's command",
+}
+MODEL_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+NATIVE_DIR = "agent_native"
+
+
+def model_name(ctx: AgentContext) -> str:
+    """The model the CLI asks for: ``[agent_options] model``, else the driver's model part.
+
+    The gateway serves the run's one driver whatever the request names, so this only has to
+    be a name each CLI accepts (Gemini puts it in a URL path, hence no slashes).
+    """
+    explicit = ctx.options.get("model")
+    if explicit is not None:
+        if not isinstance(explicit, str) or not explicit.strip():
+            raise ConfigError(
+                f"agent option model={explicit!r} must be a non-empty string",
+                hint='e.g. [agent_options] model = "gpt-5.2"',
+            )
+        return explicit.strip()
+    driver = ctx.driver or ""
+    model = driver.split("/", 1)[1] if "/" in driver else driver
+    if driver.startswith("scripted/"):
+        model = Path(model).stem
+    return MODEL_SAFE.sub("-", model).strip("-") or "autorl"
+
+
+class CliAgent:
+    """One agent CLI driven headless against the run's gateway."""
+
+    name: ClassVar[str] = ""
+    tool: ClassVar[AgentTool]
+    options_help: ClassVar[Mapping[str, str]] = {}
+    """Adapter-specific ``[agent_options]`` on top of :data:`COMMON_OPTIONS`."""
+
+    # to implement ---------------------------------------------------------------------------
+
+    def configure_home(self, ctx: AgentContext, home: Path, gateway: str, model: str) -> None:
+        """Write the CLI's settings into the run's HOME (default: nothing)."""
+
+    def command(
+        self, ctx: AgentContext, executable: str, gateway: str, model: str, prompt: str
+    ) -> tuple[list[str], dict[str, str]]:
+        raise NotImplementedError
+
+    def prompt_extra(self, ctx: AgentContext) -> str:
+        return ""
+
+    def native_files(self, home: Path, workspace: Path) -> list[Path]:
+        """The CLI's own trajectory files under ``home``."""
+        return []
+
+    def parse(self, home: Path, workspace: Path) -> list[TrajectoryEvent]:
+        """The native trajectory as common events (see :mod:`.trajectory`)."""
+        return []
+
+    # shared ---------------------------------------------------------------------------------
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        allowed = {**COMMON_OPTIONS, **self.options_help}
+        unknown = sorted(set(options) - set(allowed))
+        if unknown:
+            listing = "; ".join(f"{k}: {v}" for k, v in sorted(allowed.items()))
+            raise ConfigError(
+                f"agent {self.name!r}: unknown option(s) {', '.join(unknown)}",
+                hint=f"[agent_options] for {self.name}: {listing}",
+            )
+        extra = options.get("extra_args", [])
+        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
+            raise ConfigError(
+                f"agent {self.name!r}: option extra_args must be a list of strings",
+                hint='e.g. extra_args = ["--verbose"]',
+            )
+
+    def gateway(self, ctx: AgentContext) -> str:
+        if not ctx.gateway_url:
+            raise ConfigError(
+                f"agent {self.name!r} talks to an LLM but this run has no driver",
+                hint=f"add --driver, e.g. `autorl run --agent {self.name} --driver "
+                "openai/gpt-5.2` (or scripted/<script.yaml> offline)",
+            )
+        return ctx.gateway_url.rstrip("/")
+
+    def executable(self, ctx: AgentContext) -> str:
+        explicit = ctx.options.get("executable")
+        if explicit:
+            path = shutil.which(str(explicit))
+            if path is None:
+                raise ConfigError(
+                    f"agent {self.name!r}: executable {explicit!r} not found",
+                    hint="give a path to the CLI binary, or drop the option to use the pinned "
+                    f"{self.tool.requirement}",
+                )
+            return path
+        return str(self.tool.ensure())
+
+    def path_env(self, ctx: AgentContext, executable: str) -> str:
+        """The training interpreter first, then node (for the npm CLIs), then the system."""
+        dirs = [str(Path(ctx.python).parent), str(Path(executable).parent)]
+        node = shutil.which("node")
+        if node:
+            dirs.append(str(Path(node).parent))
+        dirs += BASE_PATH
+        return ":".join(dict.fromkeys(dirs))
+
+    def launch(self, ctx: AgentContext) -> AgentLaunch:
+        self.check_options(ctx.options)
+        gateway = self.gateway(ctx)
+        model = model_name(ctx)
+        executable = self.executable(ctx)
+        home = Path(ctx.home)
+        home.mkdir(parents=True, exist_ok=True)
+        self.configure_home(ctx, home, gateway, model)
+        prompt = build_prompt(ctx, self.prompt_extra(ctx))
+        argv, env = self.command(ctx, executable, gateway, model, prompt)
+        argv += list(ctx.options.get("extra_args", []))
+        env = {"PATH": self.path_env(ctx, executable), "HOME": str(home), **env}
+        return AgentLaunch(argv=tuple(argv), env=env)
+
+    def collect(self, ctx: AgentContext, run_dir: Path) -> list[Path]:
+        """After the agent exits: keep its native log and the common trajectory in ``run_dir``."""
+        return self.collect_from(Path(ctx.home), Path(ctx.workspace), Path(run_dir))
+
+    def collect_from(self, home: Path, workspace: Path, run_dir: Path) -> list[Path]:
+        written: list[Path] = []
+        native = self.native_files(home, workspace)
+        if native:
+            target_dir = run_dir / NATIVE_DIR
+            for source in native:
+                try:
+                    relative = source.relative_to(home)
+                except ValueError:
+                    relative = Path(source.name)
+                target = target_dir / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+                written.append(target)
+        events = self.parse(home, workspace)
+        path = run_dir / TRAJECTORY_FILE
+        write_trajectory(events, self.name, path)
+        written.append(path)
+        return written

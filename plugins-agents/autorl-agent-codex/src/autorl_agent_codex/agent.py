@@ -1,0 +1,138 @@
+"""The ``codex`` agent: Codex CLI (``codex exec``) against the run's gateway.
+
+Codex ignores ``OPENAI_BASE_URL`` for its built-in provider (it went to the vendor and hung), so
+the adapter declares a custom provider ``autorl`` with the gateway's ``/v1`` base URL and the
+Responses wire API (``wire_api="chat"`` is rejected by this version). See
+``docs/agents/codex.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from autorl_agent_cli_common.adapter import CliAgent
+from autorl_agent_cli_common.install import NpmTool
+from autorl_agent_cli_common.trajectory import TrajectoryEvent, read_jsonl_lenient, text_of
+
+from autorl.types import AgentContext
+
+VERSION = "0.169.0"
+TOOL = NpmTool(name="codex", package="@openai/codex", version=VERSION, binary="codex")
+PROVIDER = "autorl"
+KEY_VAR = "AUTORL_GATEWAY_KEY"
+
+
+def provider_config(gateway: str) -> str:
+    """The ``-c model_providers.autorl=...`` value (TOML inline table)."""
+    fields = {
+        "name": PROVIDER,
+        "base_url": f"{gateway}/v1",
+        "env_key": KEY_VAR,
+        "wire_api": "responses",
+    }
+    body = ",".join(f"{k}={json.dumps(v)}" for k, v in fields.items())
+    return f"model_providers.{PROVIDER}={{{body}}}"
+
+
+class CodexAgent(CliAgent):
+    """``codex exec --json`` with approvals and its sandbox off (autorl's sandbox applies)."""
+
+    name = "codex"
+    tool = TOOL
+
+    def command(
+        self, ctx: AgentContext, executable: str, gateway: str, model: str, prompt: str
+    ) -> tuple[list[str], dict[str, str]]:
+        argv = [
+            executable,
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "-c",
+            f"model={json.dumps(model)}",
+            "-c",
+            f"model_provider={json.dumps(PROVIDER)}",
+            "-c",
+            provider_config(gateway),
+            "-c",
+            "analytics.enabled=false",
+            "-c",
+            "check_for_update_on_startup=false",
+            "--disable",
+            "plugins",
+            prompt,
+        ]
+        env = {
+            KEY_VAR: ctx.token,
+            "CODEX_HOME": str(Path(ctx.home) / ".codex"),
+        }
+        return argv, env
+
+    def configure_home(self, ctx: AgentContext, home: Path, gateway: str, model: str) -> None:
+        (home / ".codex").mkdir(parents=True, exist_ok=True)
+
+    def native_files(self, home: Path, workspace: Path) -> list[Path]:
+        return sorted((home / ".codex" / "sessions").glob("*/*/*/rollout-*.jsonl"))
+
+    def parse(self, home: Path, workspace: Path) -> list[TrajectoryEvent]:
+        return parse_rollouts(self.native_files(home, workspace))
+
+
+def parse_rollouts(files: list[Path]) -> list[TrajectoryEvent]:
+    """Codex rollout files: ``response_item`` rows (messages, function calls and outputs) and
+    ``event_msg`` rows whose ``token_count`` closes a model turn."""
+    events: list[TrajectoryEvent] = []
+    turn = 0
+    for path in files:
+        for row in read_jsonl_lenient(path):
+            payload = row.get("payload") or {}
+            when = row.get("timestamp")
+            kind = payload.get("type")
+            if row.get("type") == "response_item":
+                if kind == "message":
+                    role = payload.get("role")
+                    text = text_of(payload.get("content"))
+                    if text and role in ("user", "assistant"):
+                        events.append(TrajectoryEvent("message", role=role, text=text, time=when))
+                elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+                    raw = payload.get("arguments", payload.get("input", payload.get("action")))
+                    try:
+                        arguments = json.loads(raw) if isinstance(raw, str) else raw
+                    except json.JSONDecodeError:
+                        arguments = raw
+                    events.append(
+                        TrajectoryEvent(
+                            "tool_call",
+                            name=payload.get("name") or kind,
+                            call_id=payload.get("call_id"),
+                            arguments=arguments,
+                            time=when,
+                        )
+                    )
+                elif kind in ("function_call_output", "custom_tool_call_output"):
+                    events.append(
+                        TrajectoryEvent(
+                            "tool_result",
+                            call_id=payload.get("call_id"),
+                            output=text_of(payload.get("output")),
+                            time=when,
+                        )
+                    )
+            elif row.get("type") == "event_msg" and kind == "token_count":
+                last = ((payload.get("info") or {}).get("last_token_usage")) or {}
+                if last:
+                    turn += 1
+                    events.append(
+                        TrajectoryEvent(
+                            "turn",
+                            index=turn,
+                            time=when,
+                            usage={
+                                "input_tokens": int(last.get("input_tokens") or 0),
+                                "output_tokens": int(last.get("output_tokens") or 0),
+                            },
+                        )
+                    )
+    return events
