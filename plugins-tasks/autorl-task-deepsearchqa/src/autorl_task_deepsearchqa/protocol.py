@@ -28,8 +28,26 @@ from autorl_task_deepsearchqa.recording import SEARCHES_FILE, SearchRecorder, Se
 SUCCESS_THRESHOLD = 1.0
 """Reward 1.0 = the judge accepted the answer."""
 
+STOP = ("\n",)
+"""One action per line: generation stops at the end of the first line."""
+
+ENV_OPTIONS = {
+    "max_steps": "steps per episode before it ends unanswered (6)",
+    "top_k": "results per search (3)",
+    "search_backend": "registered search backend (bm25)",
+    "search_options": "keyword arguments for the search backend's factory",
+    "corpus_path": "the bm25 corpus (set by the task)",
+    "judge": "'rule' or an LLM judge '<backend>/<model>'",
+    "replay": "records directory to answer searches and judge calls from, offline",
+    "records_dir": "where searches and judge calls are recorded (default: records/ by the eval "
+    "file)",
+}
+"""The evaluator_config keys this module's make_env reads (the rollout evaluator checks them)."""
+
 __all__ = [
     "DEFAULT_MAX_STEPS",
+    "ENV_OPTIONS",
+    "STOP",
     "HISTORY_WINDOW",
     "SUCCESS_THRESHOLD",
     "build_messages",
