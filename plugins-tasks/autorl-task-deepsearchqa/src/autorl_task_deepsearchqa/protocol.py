@@ -47,8 +47,8 @@ ENV_OPTIONS = {
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "ENV_OPTIONS",
-    "STOP",
     "HISTORY_WINDOW",
+    "STOP",
     "SUCCESS_THRESHOLD",
     "build_messages",
     "episode_metrics",
