@@ -6,6 +6,7 @@ Paths (the same the fake provider serves, and what the agent CLIs call):
 - Anthropic: ``POST /v1/messages`` (``?beta=true`` accepted), ``POST /v1/messages/count_tokens``
 - Gemini: ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``,
   ``GET /v1beta/models``
+- autorl: ``GET /autorl/budget`` (the run's driver spend and limits), ``GET /health``
 """
 
 from __future__ import annotations
@@ -202,6 +203,15 @@ def create_gateway_app(service: GatewayService, token: str) -> FastAPI:
     @app.get("/v1beta/models")
     async def list_gemini_models(request: Request) -> Response:
         return models(request, "gemini")
+
+    @app.get("/autorl/budget")
+    async def driver_budget(request: Request) -> Response:
+        """The agent may watch its own driver spend (tokens, dollars, limits)."""
+        if not authorised(request):
+            return _error("openai-chat", 401, "autorl gateway: missing or wrong run token")
+        return JSONResponse(
+            {"driver": f"{service.backend}/{service.model}", **service.budget.spend()}
+        )
 
     @app.get("/health")
     async def health() -> dict[str, Any]:

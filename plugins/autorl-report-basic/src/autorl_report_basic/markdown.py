@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from autorl.records import RunRecord
+from autorl_report_basic.driver_calls import render_driver_calls
 
 METRIC_HELP: dict[str, tuple[str, str]] = {
     "valid_submission_rate": ("valid submission rate", "valid / final submissions"),
@@ -28,6 +29,7 @@ def render_markdown(record: RunRecord, data: dict[str, Any], plot_name: str) -> 
         _result(data),
         f"![score over time]({plot_name})\n",
         _submissions(data),
+        render_driver_calls(data),
         _process(data["process_metrics"]),
         _end(data),
         _problems(data["problems"]),
@@ -167,6 +169,8 @@ def _end(d: dict[str, Any]) -> str:
         "max_submissions": "the submission quota was used up",
         "error": "the harness hit an error",
         "interrupted": "the run was interrupted",
+        "token_budget": "the agent stopped after its driver token budget was spent",
+        "cost_budget": "the agent stopped after its driver cost budget was spent",
     }
     reason = d.get("end_reason")
     if reason is None:

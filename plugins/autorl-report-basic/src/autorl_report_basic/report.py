@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from autorl.records import load_run, summary
+from autorl_report_basic.driver_calls import driver_call_summary
 from autorl_report_basic.markdown import render_markdown
 from autorl_report_basic.plot import plot_score_over_time
 
@@ -25,6 +26,7 @@ class BasicReport:
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         data = summary(record)
+        data["driver_calls"] = driver_call_summary(Path(run_dir))
         summary_path = _write_text(
             out_dir / "summary.json", json.dumps(data, indent=2, default=str) + "\n"
         )

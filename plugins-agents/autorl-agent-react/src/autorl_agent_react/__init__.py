@@ -1,0 +1,1 @@
+"""The ``react`` agent: a small tool-using loop over the harness's LLM gateway."""
