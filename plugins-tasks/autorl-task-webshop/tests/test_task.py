@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from autorl_task_webshop import official
 from autorl_task_webshop.catalog import SEP, load_goals
-from autorl_task_webshop.prompt import build_messages, extract_action
+from autorl_task_webshop.prompt import build_compact_messages, build_messages, extract_action
 from autorl_task_webshop.task import EVALUATOR_CONFIG, WebShopTask
 
 from autorl.errors import ConfigError
@@ -30,15 +30,29 @@ def test_prepare_splits_config_and_metric(tmp_path: Path) -> None:
     prepared = prepare(tmp_path)
     train = load_goals(prepared.train_files[0])
     evals = load_goals(prepared.eval_path)
-    assert (len(train), len(evals)) == (500, 100)
+    assert (len(train), len(evals)) == (500, 50)
     assert prepared.evaluator == "rollout" and prepared.metric == "success_rate"
     config = prepared.evaluator_config
-    assert config["protocol"] == "autorl_task_webshop.protocol" and config["max_steps"] == 15
+    assert config["protocol"] == "autorl_task_webshop.protocol_compact"
+    assert config["max_steps"] == 10
     assert Path(config["catalog_path"]).is_file()
     assert {"max_new_tokens", "batch_size", "history_window"} <= set(config)
     assert "search[" in prepared.description and "reward >= 0.5" in prepared.description
     again = prepare(tmp_path)
     assert again.eval_path == prepared.eval_path and again.kit_dir == prepared.kit_dir
+
+
+def test_prompt_style_reaches_the_grader_and_the_kit(tmp_path: Path) -> None:
+    react = prepare(tmp_path, prompt="react", eval_size=100)
+    assert react.evaluator_config["protocol"] == "autorl_task_webshop.protocol"
+    assert len(load_goals(react.eval_path)) == 100
+    compact = prepare(tmp_path)
+    assert compact.kit_dir != react.kit_dir
+    for prepared, style in ((react, "react"), (compact, "compact")):
+        settings = json.loads((prepared.kit_dir / "webshop_data" / "settings.json").read_text())
+        assert settings["prompt"] == style
+    assert "Actions so far: none" in compact.description
+    assert "Example:" in react.description
 
 
 def test_options_resize_and_limit(tmp_path: Path) -> None:
@@ -55,6 +69,7 @@ def test_options_resize_and_limit(tmp_path: Path) -> None:
         ({"eval_size": 0}, "eval_size=0 must be a positive integer"),
         ({"max_steps": "10"}, "max_steps='10' must be a positive integer"),
         ({"eval_size": 101}, "has 100 eval goals"),
+        ({"prompt": "verbose"}, "prompt='verbose' is not a prompt style"),
         ({"data_path": "/nonexistent/webshop"}, "is not a directory"),
     ],
 )
@@ -89,6 +104,10 @@ import autorl_kit as kit
 env = kit.make_env()
 goal = kit.load_train()[0]
 episode = kit.expert_episode(goal, env)
+by_id = kit.expert_episode(kit.train_ids()[1])
+assert by_id["success"] and by_id["steps"][0]["messages"] == kit.build_messages(
+    [env.reset(kit.train_ids()[1])[0]], [], kit.HISTORY_WINDOW)
+assert kit.PROMPT_STYLE == "compact" and kit.MAX_STEPS == 10 and env.max_steps == 10
 try:
     env.reset("eval-0000")
     refused = False
@@ -118,6 +137,24 @@ def test_prompt_builder_and_action_extraction() -> None:
     assert extract_action("I think SEARCH[red mug] is best") == "search[red mug]"
     assert extract_action("no action") is None
     assert EVALUATOR_CONFIG["max_new_tokens"] >= 32
+
+
+def test_compact_prompt_is_short_and_complete() -> None:
+    page = (
+        "Instruction: i need a red mug, and price lower than 20.00 dollars\n[Back To Search]\n"
+        "Page 1 (Total results: 2)\n[Next >]\n"
+        "[b0mug1] Acme Ceramic Coffee Mug Large Handle Red - Classic, Pro Edition | $12.00"
+    )
+    first = "WebShop\nInstruction: i need a red mug, and price lower than 20.00 dollars\n[Search]"
+    messages = build_compact_messages([first, page], ["search[red mug]"])
+    assert len(messages) == 1 and messages[0]["role"] == "user"
+    text = messages[0]["content"]
+    assert "Instruction: i need a red mug" in text and "Actions so far: search[red mug]" in text
+    assert "[b0mug1] Acme Ceramic Coffee Mug Large Handle $12.00" in text
+    assert "Total results" not in text and text.count("Instruction:") == 1
+    assert build_compact_messages([first], [])[0]["content"].count("Actions so far: none") == 1
+    with pytest.raises(ValueError, match="one more observation"):
+        build_compact_messages(["o"], ["search[a]"])
 
 
 def _write_official(path: Path, n_products: int = 30) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from autorl_task_webshop.prompt import build_messages
+from autorl_task_webshop.prompt import messages_builder
 
 SPLIT_TEXT = {
     "offline-catalog": (
@@ -19,10 +19,34 @@ SPLIT_TEXT = {
 }
 
 
-def describe(*, split: str, n_train: int, n_eval: int, evaluator_config: Mapping[str, Any]) -> str:
+PROMPT_TEXT = {
+    "react": (
+        "the first user message is the rules, one worked example and the first observation; "
+        "then each earlier action is an assistant message and each observation a user message "
+        '("Observation: ... Action:"); observations older than the last {window} are shortened '
+        "to one line"
+    ),
+    "compact": (
+        "one user message a step: short rules, the instruction, every action taken so far and "
+        "the current page without the instruction line, each result's title cut to its first "
+        "six words (before any ' - ')"
+    ),
+}
+
+
+def describe(
+    *,
+    split: str,
+    n_train: int,
+    n_eval: int,
+    evaluator_config: Mapping[str, Any],
+    prompt: str = "react",
+) -> str:
     source = SPLIT_TEXT.get(split, SPLIT_TEXT["offline-catalog"])
     window = evaluator_config.get("history_window")
-    example = build_messages(["<first observation>"], [])[0]["content"]
+    prompt_text = PROMPT_TEXT[prompt].format(window=window)
+    first = "Instruction: <the instruction>\n[Search]"
+    example = messages_builder(prompt)([first], [])[0]["content"]
     example_block = "\n".join(f"    {line}" for line in example.splitlines())
     return f"""# Task: WebShop (interactive shopping, level 3)
 
@@ -64,10 +88,8 @@ reward is reported too).
 
 ## How the grader prompts the model
 
-For each step the grader sends a chat through the model's own chat template: the first user
-message is the rules, one worked example and the first observation; then each earlier action is
-an assistant message and each observation a user message ("Observation: ... Action:");
-observations older than the last {window} are shortened to one line. It decodes greedily
+For each step the grader sends a chat through the model's own chat template ({prompt} prompt):
+{prompt_text}. It decodes greedily
 (temperature 0) for at most {evaluator_config.get("max_new_tokens")} new tokens and takes the first
 `search[...]` or `click[...]` in the reply. `kit/autorl_kit.py`'s `build_messages` builds exactly
 this prompt. The first user message looks like this:

@@ -15,6 +15,7 @@ Needs ``rank_bm25`` (pip install rank_bm25) for the search index; the rest is st
 
 from __future__ import annotations
 
+import json
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -27,14 +28,26 @@ if str(KIT_DIR) not in sys.path:
 from webshop_env.catalog import Goal, Product, load_goals, load_products  # noqa: E402
 from webshop_env.env import DEFAULT_MAX_STEPS, WebShopEnv, parse_action  # noqa: E402
 from webshop_env.expert import expert_actions as _expert_actions  # noqa: E402
-from webshop_env.prompt import HISTORY_WINDOW, build_messages, extract_action  # noqa: E402
+from webshop_env.prompt import extract_action, messages_builder  # noqa: E402
 from webshop_env.reward import SUCCESS_THRESHOLD, compute_reward  # noqa: E402
 from webshop_env.search import Shop  # noqa: E402
 
 DATA_DIR = KIT_DIR / "webshop_data"
+SETTINGS: dict[str, Any] = {"prompt": "react", "max_steps": DEFAULT_MAX_STEPS, "history_window": 4}
+if (DATA_DIR / "settings.json").is_file():
+    SETTINGS.update(json.loads((DATA_DIR / "settings.json").read_text(encoding="utf-8")))
+PROMPT_STYLE: str = SETTINGS["prompt"]
+"""The grader's prompt style for this run (``compact`` or ``react``)."""
+MAX_STEPS: int = SETTINGS["max_steps"]
+"""The grader's step limit for this run."""
+HISTORY_WINDOW: int = SETTINGS["history_window"]
+build_messages = messages_builder(PROMPT_STYLE)
+"""The grader's prompt: ``build_messages(observations, actions, HISTORY_WINDOW)``."""
 
 __all__ = [
     "HISTORY_WINDOW",
+    "MAX_STEPS",
+    "PROMPT_STYLE",
     "SUCCESS_THRESHOLD",
     "Goal",
     "Product",
@@ -49,6 +62,7 @@ __all__ = [
     "load_train",
     "make_env",
     "parse_action",
+    "train_ids",
 ]
 
 
@@ -63,35 +77,56 @@ def load_train() -> list[Goal]:
     return load_goals(DATA_DIR / "goals_train.json")
 
 
-def make_env(max_steps: int = DEFAULT_MAX_STEPS) -> WebShopEnv:
-    """An environment over the train goals (``env.session_ids``), the evaluator's step limit."""
-    return WebShopEnv(load_shop(), load_train(), max_steps=max_steps)
+@lru_cache(maxsize=1)
+def _train_by_id() -> dict[str, Goal]:
+    return {goal.session_id: goal for goal in load_train()}
 
 
-def expert_actions(goal: Goal) -> list[str]:
+def train_ids() -> list[str]:
+    """The train session ids (the only sessions this kit's environments know)."""
+    return list(_train_by_id())
+
+
+def make_env(max_steps: int | None = None) -> WebShopEnv:
+    """An environment over the train goals (``env.session_ids``); default: the grader's limit."""
+    return WebShopEnv(load_shop(), load_train(), max_steps=max_steps or MAX_STEPS)
+
+
+def expert_actions(goal: Goal | str) -> list[str]:
     """A scripted action sequence that buys ``goal``'s target with the wanted options."""
+    if isinstance(goal, str):
+        goal = _train_by_id()[goal]
     return _expert_actions(goal, load_shop())
 
 
 def expert_episode(
-    goal: Goal, env: WebShopEnv | None = None, history_window: int = HISTORY_WINDOW
+    goal: Goal | str, env: WebShopEnv | None = None, history_window: int | None = None
 ) -> dict[str, Any]:
-    """Play the expert on ``goal`` and return SFT data in the evaluator's prompt format.
+    """Play the expert on ``goal`` (a train goal or its session id): SFT data in the grader's
+    prompt format.
 
-    ``{"session_id", "reward", "steps": [{"messages": [...], "action": "..."}]}``: each step's
-    ``messages`` is exactly what the evaluator would send before that action.
+    ``{"session_id", "reward", "success", "steps": [{"messages": [...], "action": "..."}]}``:
+    each step's ``messages`` is exactly what the evaluator would send before that action.
     """
+    if isinstance(goal, str):
+        goal = _train_by_id()[goal]
     env = env or make_env()
+    window = HISTORY_WINDOW if history_window is None else history_window
     observation, _ = env.reset(goal.session_id)
     observations, actions, steps = [observation], [], []
     reward = 0.0
     for action in expert_actions(goal):
         steps.append(
-            {"messages": build_messages(observations, actions, history_window), "action": action}
+            {"messages": build_messages(observations, actions, window), "action": action}
         )
         observation, reward, done, _ = env.step(action)
         actions.append(action)
         observations.append(observation)
         if done:
             break
-    return {"session_id": goal.session_id, "reward": reward, "steps": steps}
+    return {
+        "session_id": goal.session_id,
+        "reward": reward,
+        "success": reward >= SUCCESS_THRESHOLD,
+        "steps": steps,
+    }

@@ -35,10 +35,19 @@ ENV_MODULES = (
 
 OFFLINE_SPLIT = "offline-catalog"
 REFERENCE_SPLIT = "webshop-reference"
-PROTOCOL_MODULE = "autorl_task_webshop.protocol"
+PROTOCOL_MODULES = {
+    "react": "autorl_task_webshop.protocol",
+    "compact": "autorl_task_webshop.protocol_compact",
+}
+SPLIT_DEFAULTS: dict[str, dict[str, Any]] = {
+    OFFLINE_SPLIT: {"prompt": "compact", "eval_size": 50, "max_steps": 10},
+    REFERENCE_SPLIT: {"prompt": "react", "eval_size": 100, "max_steps": 15},
+}
+"""The reference protocol (official data): the ReAct prompt, 100 sessions, 15 steps. The offline
+catalogue is sized for two CPU cores: the compact prompt (~280 tokens a step instead of ~1,000),
+50 sessions, 10 steps (the expert needs at most 7)."""
 
 EVALUATOR_CONFIG: dict[str, Any] = {
-    "protocol": PROTOCOL_MODULE,
     "max_steps": 15,
     "max_new_tokens": 48,
     "batch_size": 16,
@@ -51,9 +60,13 @@ EVALUATOR_CONFIG: dict[str, Any] = {
 OPTIONS = {
     "data_path": "directory with the official WebShop files (items_shuffle_1000.json, "
     "items_ins_v2_1000.json, items_human_ins.json); default: the shipped catalogue",
-    "eval_size": "number of held-out sessions (default 100, the reference protocol)",
+    "eval_size": "number of held-out sessions (default 50 offline; 100 with data_path, the "
+    "reference protocol)",
     "train_size": "cap on the number of train goals (default: all)",
-    "max_steps": "steps per session before it ends unbought (default 15)",
+    "max_steps": "steps per session before it ends unbought (default 10 offline; 15 with "
+    "data_path)",
+    "prompt": "the grader's prompt: 'compact' (default offline) or 'react' (the reference's "
+    "one-shot ReAct prompt; default with data_path)",
 }
 
 
@@ -63,6 +76,11 @@ class Settings:
     eval_size: int
     train_size: int | None
     max_steps: int
+    prompt: str
+
+    @property
+    def split(self) -> str:
+        return OFFLINE_SPLIT if self.data_path is None else REFERENCE_SPLIT
 
 
 def _positive_int(options: Mapping[str, Any], key: str, default: int | None) -> int | None:
@@ -95,14 +113,22 @@ def parse_options(options: Mapping[str, Any]) -> Settings:
             f"webshop: data_path {path} is not a directory",
             hint="point data_path at the folder holding items_shuffle_1000.json and friends",
         )
-    eval_size = _positive_int(options, "eval_size", 100)
-    max_steps = _positive_int(options, "max_steps", 15)
+    defaults = SPLIT_DEFAULTS[OFFLINE_SPLIT if path is None else REFERENCE_SPLIT]
+    eval_size = _positive_int(options, "eval_size", defaults["eval_size"])
+    max_steps = _positive_int(options, "max_steps", defaults["max_steps"])
     assert eval_size is not None and max_steps is not None
+    prompt = options.get("prompt", defaults["prompt"])
+    if prompt not in PROTOCOL_MODULES:
+        raise ConfigError(
+            f"webshop: task option prompt={prompt!r} is not a prompt style",
+            hint=f"use one of {', '.join(map(repr, PROTOCOL_MODULES))}",
+        )
     return Settings(
         data_path=path,
         eval_size=eval_size,
         train_size=_positive_int(options, "train_size", None),
         max_steps=max_steps,
+        prompt=prompt,
     )
 
 
@@ -163,6 +189,7 @@ class WebShopTask:
         meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
         config = {
             **EVALUATOR_CONFIG,
+            "protocol": PROTOCOL_MODULES[settings.prompt],
             "max_steps": settings.max_steps,
             "catalog_path": str(split_dir / "catalog.json"),
         }
@@ -170,11 +197,15 @@ class WebShopTask:
             train_files=(split_dir / "train.jsonl",),
             eval_path=split_dir / "eval.jsonl",
             description=describe(
-                split=split, n_train=meta["n_train"], n_eval=meta["n_eval"], evaluator_config=config
+                split=split,
+                n_train=meta["n_train"],
+                n_eval=meta["n_eval"],
+                evaluator_config=config,
+                prompt=settings.prompt,
             ),
             evaluator="rollout",
             evaluator_config=config,
-            kit_dir=self._kit(cache, split_dir),
+            kit_dir=self._kit(cache, split_dir, settings),
             split=split,
             metric="success_rate",
         )
@@ -247,13 +278,20 @@ class WebShopTask:
         (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
     @staticmethod
-    def _kit(cache: Path, split_dir: Path) -> Path:
-        """``kit/``: ``autorl_kit.py``, the env modules, the catalogue and the TRAIN goals only."""
+    def _kit(cache: Path, split_dir: Path, settings: Settings) -> Path:
+        """``kit/``: ``autorl_kit.py``, the env modules, the catalogue and the TRAIN goals only,
+        and ``settings.json`` (the grader's prompt style and step limit)."""
+        kit_settings = {
+            "prompt": settings.prompt,
+            "max_steps": settings.max_steps,
+            "history_window": EVALUATOR_CONFIG["history_window"],
+        }
         digest = hashlib.sha256()
         for name in ENV_MODULES:
             digest.update((PACKAGE_DIR / name).read_bytes())
         digest.update((PACKAGE_DIR / "kit.py").read_bytes())
         digest.update(split_dir.name.encode())
+        digest.update(json.dumps(kit_settings, sort_keys=True).encode())
         target = cache / f"kit-{digest.hexdigest()[:12]}"
 
         def build(staging: Path) -> None:
@@ -270,6 +308,7 @@ class WebShopTask:
             shutil.copyfile(split_dir / "catalog.json", data / "catalog.json")
             train = load_goals(split_dir / "train.jsonl")
             dump_json(data / "goals_train.json", train)
+            (data / "settings.json").write_text(json.dumps(kit_settings, indent=2) + "\n")
             shutil.copyfile(PACKAGE_DIR / "kit.py", staging / KIT_NAME)
 
         return build_once(target, build, marker=KIT_NAME)
