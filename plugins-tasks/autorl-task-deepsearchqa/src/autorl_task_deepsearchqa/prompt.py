@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-HISTORY_WINDOW = 3
+HISTORY_WINDOW = 1
+"""Only the latest results in full: each hop needs only the entry the last search found, and the
+tiny model's 1,024-token context holds the rules, the example and one full observation."""
 ACTION_IN_TEXT_RE = re.compile(r"(search|answer)\s*\[([^\]\n]*)\]", re.IGNORECASE)
 
 RULES = """Answer the question by searching an encyclopedia. Each turn reply with exactly one \

@@ -42,12 +42,13 @@ EVALUATOR_CONFIG: dict[str, Any] = {
     "top_k": DEFAULT_TOP_K,
     "search_backend": "bm25",
     "judge": "rule",
-    "max_new_tokens": 48,
+    "max_new_tokens": 64,
     "batch_size": 16,
     "temperature": 0.0,
     "history_window": HISTORY_WINDOW,
 }
-"""6 steps as the reference; 48 new tokens hold the longest expert action (a 4-item answer)."""
+"""6 steps as the reference; 64 new tokens hold the longest expert action (a 4-item set answer:
+48 tokens with the tiny model's tokenizer)."""
 
 OPTIONS = {
     "data_path": "a local copy of google/deepsearchqa (DSQA-full.csv or its folder); default: "
