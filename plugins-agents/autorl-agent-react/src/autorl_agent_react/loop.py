@@ -85,8 +85,8 @@ def run(args: argparse.Namespace) -> str:
         output_chars=args.output_chars,
     )
     log = TrajectoryWriter(args.trajectory)
-    _, budget = tools.check_budget()
-    messages = first_messages(workspace, json.loads(budget))
+    _, budget = tools.run("check_budget", {})
+    messages = first_messages(workspace, budget)
     for m in messages:
         log.write("message", role=m["role"], text=m["content"])
     headers = {"authorization": f"Bearer {token}"}

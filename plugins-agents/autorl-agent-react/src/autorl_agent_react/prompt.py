@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8") if path.is_file() else "(missing)"
 
 
-def first_messages(workspace: Path, budget: Any) -> list[dict[str, Any]]:
+def first_messages(workspace: Path, budget: str) -> list[dict[str, Any]]:
     user = (
         "# Task\n\n"
         + _read(workspace / "description.md")
@@ -48,7 +47,7 @@ def first_messages(workspace: Path, budget: Any) -> list[dict[str, Any]]:
         + "\n\n# Workspace\n\n"
         + listing(workspace)
         + "\n\n# Budget now\n\n"
-        + json.dumps(budget)
+        + budget
         + "\n"
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
