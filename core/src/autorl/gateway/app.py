@@ -4,8 +4,8 @@ Paths (the same the fake provider serves, and what the agent CLIs call):
 
 - OpenAI: ``POST /v1/chat/completions``, ``POST /v1/responses``, ``GET /v1/models``
 - Anthropic: ``POST /v1/messages`` (``?beta=true`` accepted), ``POST /v1/messages/count_tokens``
-- Gemini: ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``,
-  ``GET /v1beta/models``
+- Gemini: ``POST /v1beta/models/{model}:generateContent``, ``:streamGenerateContent`` and
+  ``:countTokens``, ``GET /v1beta/models``
 - autorl: ``GET /autorl/budget`` (the run's driver spend and limits), ``GET /health``
 """
 
@@ -159,6 +159,14 @@ def create_gateway_app(service: GatewayService, token: str) -> FastAPI:
 
     @app.post("/{version}/models/{model_action}")
     async def gemini(version: str, model_action: str, request: Request) -> Response:
+        action = model_action.partition(":")[2]
+        if action == "countTokens":
+            if not authorised(request):
+                return _error("gemini", 401, "autorl gateway: missing or wrong run token")
+            body = await request.json()
+            return JSONResponse({"totalTokens": estimate_tokens(json.dumps(body))})
+        if action not in ("generateContent", "streamGenerateContent"):
+            return _error("gemini", 404, f"autorl gateway: {action or 'no action'!r} is not served")
         return await handle("gemini", request, lambda b: parse.parse_gemini(b, model_action))
 
     def models(request: Request, api: str) -> Response:

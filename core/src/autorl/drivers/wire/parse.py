@@ -74,6 +74,13 @@ def flatten(content: Any) -> str:
     return "".join(out)
 
 
+def _tool_label(tool: Any) -> str:
+    """How a dropped (non-function) tool is named in the call log."""
+    if isinstance(tool, Mapping):
+        return f"tool {tool.get('type') or ','.join(sorted(map(str, tool)))}"
+    return f"tool {tool!r}"
+
+
 def _max_tokens(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -140,7 +147,7 @@ def parse_openai_chat(body: Mapping[str, Any]) -> ParsedRequest:
         if isinstance(tool, Mapping) and tool.get("type", "function") == "function":
             tools.append(dict(tool))
         else:
-            dropped.append(f"tool {tool.get('type') if isinstance(tool, Mapping) else tool!r}")
+            dropped.append(_tool_label(tool))
     return _build(
         "openai-chat",
         body.get("model"),
@@ -221,7 +228,7 @@ def parse_openai_responses(body: Mapping[str, Any]) -> ParsedRequest:
                 }
             )
         else:
-            dropped.append(f"tool {tool.get('type') if isinstance(tool, Mapping) else tool!r}")
+            dropped.append(_tool_label(tool))
     return _build(
         "openai-responses",
         body.get("model"),
@@ -291,7 +298,7 @@ def parse_anthropic(body: Mapping[str, Any]) -> ParsedRequest:
                 }
             )
         else:
-            dropped.append(f"tool {tool.get('type') if isinstance(tool, Mapping) else tool!r}")
+            dropped.append(_tool_label(tool))
     return _build(
         "anthropic",
         body.get("model"),
@@ -382,7 +389,7 @@ def parse_gemini(body: Mapping[str, Any], model_action: str) -> ParsedRequest:
         if decls is None and isinstance(tool, Mapping):
             decls = tool.get("function_declarations")
         if not decls:
-            dropped.append(f"tool {sorted(tool) if isinstance(tool, Mapping) else tool!r}")
+            dropped.append(_tool_label(tool))
             continue
         for decl in _list(decls, "tools.functionDeclarations"):
             decl = _obj(decl, "tools.functionDeclarations")
