@@ -325,12 +325,17 @@ def candidate_questions(w: World, rng: random.Random) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
     def q(
-        template: str, entity: str, text: str, answer: list[str], kind: str, searches: list[str]
+        template: str,
+        group: str,
+        text: str,
+        answer: list[str],
+        kind: str,
+        searches: list[str],
     ) -> None:
         out.append(
             {
                 "template": template,
-                "entity": entity,
+                "group": f"{template}:{group}",
                 "question": text,
                 "answer": answer,
                 "answer_type": kind,
@@ -352,7 +357,7 @@ def candidate_questions(w: World, rng: random.Random) -> list[dict[str, Any]]:
         f = person[co["founder"]]
         q(
             "founder_birthplace",
-            co["name"],
+            f["name"],
             f"In which city was the founder of {co['name']} born?",
             [f["birthplace"]],
             "single",
@@ -361,7 +366,7 @@ def candidate_questions(w: World, rng: random.Random) -> list[dict[str, Any]]:
         hq = city[co["headquarters"]]
         q(
             "hq_capital",
-            co["name"],
+            hq["province"],
             f"What is the capital of the province where {co['name']} has its headquarters?",
             [province[hq["province"]]["capital"]],
             "single",
@@ -371,7 +376,7 @@ def candidate_questions(w: World, rng: random.Random) -> list[dict[str, Any]]:
         a = person[n["author"]]
         q(
             "author_born",
-            n["title"],
+            a["name"],
             f"In what year was the author of the novel {n['title']} born?",
             [str(a["born"])],
             "single",
@@ -380,7 +385,7 @@ def candidate_questions(w: World, rng: random.Random) -> list[dict[str, Any]]:
         if len(a["novels"]) >= 2:
             q(
                 "author_novels",
-                n["title"],
+                a["name"],
                 f"List every novel written by the author of {n['title']}.",
                 list(a["novels"]),
                 "set",
@@ -391,7 +396,7 @@ def candidate_questions(w: World, rng: random.Random) -> list[dict[str, Any]]:
             r = river[c["river"]]
             q(
                 "river_mouth",
-                c["name"],
+                r["name"],
                 f"Into which body of water does the river that flows through {c['name']} empty?",
                 [r["mouth"]],
                 "single",
@@ -400,7 +405,7 @@ def candidate_questions(w: World, rng: random.Random) -> list[dict[str, Any]]:
             others = [x for x in r["cities"] if x != c["name"]]
             q(
                 "river_cities",
-                c["name"],
+                r["name"],
                 f"Name the other cities on the river that flows through {c['name']}.",
                 others,
                 "set",
@@ -410,7 +415,7 @@ def candidate_questions(w: World, rng: random.Random) -> list[dict[str, Any]]:
             p = province[c["province"]]
             q(
                 "capital_neighbours",
-                c["name"],
+                p["name"],
                 f"Which provinces border the province whose capital is {c['name']}?",
                 list(p["neighbours"]),
                 "set",
@@ -428,25 +433,34 @@ def build(seed: int = SEED) -> dict[str, Any]:
     for question in questions:
         question["support"] = [by_title[s.lower()] for s in question["searches"]]
     rng.shuffle(questions)
-    # balance: take questions template by template so both splits see every template
+    # balance: take questions template by template so both splits see every template; a group
+    # (template + the entity that decides the answer, e.g. the author for "every novel by the
+    # author of X") goes to one split only, so no eval answer is learnt from a train twin
     by_template: dict[str, list[dict[str, Any]]] = {}
     for question in questions:
         by_template.setdefault(question["template"], []).append(question)
-    train: list[dict[str, Any]] = []
-    evals: list[dict[str, Any]] = []
+    splits: dict[str, list[dict[str, Any]]] = {"eval": [], "train": []}
+    sizes = {"eval": N_EVAL, "train": N_TRAIN}
+    owner: dict[str, str] = {}
+
+    def take(pool: list[dict[str, Any]], split: str) -> bool:
+        for i in range(len(pool) - 1, -1, -1):
+            if owner.setdefault(pool[i]["group"], split) == split:
+                splits[split].append(pool.pop(i))
+                return True
+        return False
+
     templates = sorted(by_template)
-    while len(train) < N_TRAIN or len(evals) < N_EVAL:
+    while any(len(splits[k]) < sizes[k] for k in splits):
         progressed = False
         for t in templates:
-            pool = by_template[t]
-            if len(evals) < N_EVAL and pool:
-                evals.append(pool.pop())
-                progressed = True
-            if len(train) < N_TRAIN and pool:
-                train.append(pool.pop())
-                progressed = True
+            for split in ("eval", "train"):
+                if len(splits[split]) < sizes[split] and take(by_template[t], split):
+                    progressed = True
         if not progressed:
             raise SystemExit("the world is too small for the requested split sizes")
+    train, evals = splits["train"], splits["eval"]
+    assert not {r["group"] for r in train} & {r["group"] for r in evals}
     for prefix, rows in (("dsqa-train", train), ("dsqa-eval", evals)):
         for i, row in enumerate(rows):
             row["session_id"] = f"{prefix}-{i:04d}"
