@@ -1,0 +1,102 @@
+"""ALFWorld workspace kit (copied as ``workspace/kit/autorl_kit.py``): the engine on TRAIN games.
+
+Next to this file the task puts ``alfworld_env/`` (the environment and prompt modules: the same
+files the grader imports from the installed package) and ``alfworld_games/`` (the train games in
+ALFWorld's layout and ``index.jsonl``; no eval game is there, so ``make_env().reset(<an eval
+id>)`` fails with KeyError).
+
+    import sys; sys.path.insert(0, "kit")
+    import autorl_kit as kit
+    env = kit.make_env()
+    obs, info = env.reset(kit.train_ids()[0])
+    obs, reward, done, info = env.step("go to countertop 1")
+    episode = kit.expert_episode(kit.train_ids()[0])   # SFT data in the evaluator's format
+
+Needs the ``textworld`` and ``alfworld`` packages (the real engine); the rest is standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+KIT_DIR = Path(__file__).resolve().parent
+if str(KIT_DIR) not in sys.path:
+    sys.path.insert(0, str(KIT_DIR))
+
+from alfworld_env.env import DEFAULT_MAX_STEPS, AlfWorldEnv  # noqa: E402
+from alfworld_env.prompt import HISTORY_WINDOW, build_messages, extract_action  # noqa: E402
+
+GAMES_DIR = KIT_DIR / "alfworld_games"
+GAME_FILE = "game.tw-pddl"
+SUCCESS_THRESHOLD = 1.0
+"""An episode succeeds when the goal is reached (reward 1.0); the metric is the success rate."""
+
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "HISTORY_WINDOW",
+    "SUCCESS_THRESHOLD",
+    "AlfWorldEnv",
+    "build_messages",
+    "expert_episode",
+    "extract_action",
+    "load_train",
+    "make_env",
+    "train_ids",
+]
+
+
+def load_train() -> list[dict[str, Any]]:
+    """The train games: ``{"session_id", "task_type", "goal"}`` each."""
+    with (GAMES_DIR / "index.jsonl").open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def train_ids() -> list[str]:
+    return [row["session_id"] for row in load_train()]
+
+
+def _game_files() -> dict[str, Path]:
+    return {row["session_id"]: GAMES_DIR / row["dir"] / GAME_FILE for row in load_train()}
+
+
+def make_env(max_steps: int = DEFAULT_MAX_STEPS, expert: bool = False) -> AlfWorldEnv:
+    """An environment over the train games (``env.session_ids``), the evaluator's step limit.
+    With ``expert=True`` each info dict also holds ``expert_action`` (ALFWorld's hand-coded
+    expert's next action)."""
+    return AlfWorldEnv(_game_files(), max_steps=max_steps, expert=expert)
+
+
+def expert_episode(
+    session_id: str,
+    env: AlfWorldEnv | None = None,
+    history_window: int = HISTORY_WINDOW,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> dict[str, Any]:
+    """Play ALFWorld's hand-coded expert on a train game and return SFT data.
+
+    ``{"session_id", "reward", "success", "steps": [{"messages": [...], "action": "..."}]}``:
+    each step's ``messages`` is exactly what the evaluator would send before that action.
+    """
+    env = env if env is not None and env.expert else make_env(max_steps=max_steps, expert=True)
+    observation, info = env.reset(session_id)
+    observations, actions, steps = [observation], [], []
+    reward, done = 0.0, False
+    while not done:
+        action = info["expert_action"]
+        if not action:
+            break
+        steps.append(
+            {"messages": build_messages(observations, actions, history_window), "action": action}
+        )
+        observation, reward, done, info = env.step(action)
+        actions.append(action)
+        observations.append(observation)
+    return {
+        "session_id": session_id,
+        "reward": reward,
+        "success": bool(info.get("success")),
+        "steps": steps,
+    }

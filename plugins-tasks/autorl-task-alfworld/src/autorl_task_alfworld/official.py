@@ -1,0 +1,86 @@
+"""The official ALFWorld game files (an ``alfworld-download`` directory, ``$ALFWORLD_DATA``).
+
+Layout, as ``alfworld-download`` writes it::
+
+    <data_path>/json_2.1.1/train/<task>-<obj>-<mrecep>-<parent>-<scene>/<trial>/
+        traj_data.json  game.tw-pddl  initial_state.pddl
+    <data_path>/json_2.1.1/valid_unseen/...   (the 134 games of the reference protocol)
+
+Games are collected as ALFWorld's ``AlfredTWEnv.collect_game_files`` does: a ``traj_data.json``
+of one of the six task types, no ``movable``/``Sliced`` variant, a ``game.tw-pddl`` marked
+solvable. The session id is the game folder relative to ``json_2.1.1`` (``valid_unseen/...``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from autorl_task_alfworld.games import GAME_FILE, TRAJ_FILE
+
+JSON_DIR = "json_2.1.1"
+TRAIN_SPLIT = "train"
+EVAL_SPLIT = "valid_unseen"
+REFERENCE_EVAL_SIZE = 134
+TASK_TYPES = frozenset(
+    {
+        "pick_and_place_simple",
+        "look_at_obj_in_light",
+        "pick_clean_then_place_in_recep",
+        "pick_heat_then_place_in_recep",
+        "pick_cool_then_place_in_recep",
+        "pick_two_obj_and_place",
+    }
+)
+GOAL_MARK = "Your task is to: "
+
+
+def missing_parts(data_path: Path) -> list[str]:
+    """The folders of the official layout that ``data_path`` lacks (empty if complete)."""
+    return [
+        f"{JSON_DIR}/{split}"
+        for split in (TRAIN_SPLIT, EVAL_SPLIT)
+        if not (data_path / JSON_DIR / split).is_dir()
+    ]
+
+
+def goal_of(game: dict[str, Any]) -> str:
+    """The goal text the game's grammar says after ``Your task is to:``."""
+    grammar = str(game.get("grammar", ""))
+    start = grammar.find(GOAL_MARK)
+    if start < 0:
+        return ""
+    text = grammar[start + len(GOAL_MARK) :]
+    end = min((i for i in (text.find('"'), text.find("\\n"), text.find("\n")) if i >= 0),
+              default=len(text))
+    return text[:end].strip().rstrip(".")
+
+
+def collect(data_path: Path, split: str) -> list[dict[str, Any]]:
+    """``[{session_id, task_type, goal, game_dir}]`` of one split, sorted by session id."""
+    root = data_path / JSON_DIR
+    rows = []
+    for folder, _dirs, files in os.walk(root / split):
+        if TRAJ_FILE not in files or GAME_FILE not in files:
+            continue
+        if "movable" in folder or "Sliced" in folder:
+            continue
+        game_dir = Path(folder)
+        traj = json.loads((game_dir / TRAJ_FILE).read_text(encoding="utf-8"))
+        if traj.get("task_type") not in TASK_TYPES:
+            continue
+        game = json.loads((game_dir / GAME_FILE).read_text(encoding="utf-8"))
+        if not game.get("solvable", False):
+            continue
+        rows.append(
+            {
+                "session_id": game_dir.relative_to(root).as_posix(),
+                "task_type": traj["task_type"],
+                "goal": goal_of(game),
+                "game_dir": game_dir,
+                "pddl_params": traj.get("pddl_params", {}),
+            }
+        )
+    return sorted(rows, key=lambda row: row["session_id"])

@@ -1,0 +1,108 @@
+"""The ReAct prompt the evaluator uses, and how an action is read from a model's reply.
+
+In the reference's style (ReAct on ALFWorld): an instruction, two worked examples, then the
+task; each turn the model writes one line, either an action for the engine (``go to cabinet
+1``, ``take apple 1 from countertop 2``, ``move apple 1 to fridge 1``, ``heat ...``, ``cool
+...``, ``clean ...``, ``use desklamp 1``, ``open``/``close``/``examine``, ``look``,
+``inventory``) or a thought (``think: ...``, answered ``OK.``). The two examples were written
+for this project in rooms that no shipped train or eval game uses.
+
+As a chat: the first user message holds the instruction, the examples and the first
+observation; then each action is an assistant message and each observation a user message.
+Only the last ``history_window`` turns (at least one) are sent in full: older turns are folded
+into one line listing their actions, so a prompt stays small enough for CPU inference even at 50 steps.
+Standard library only (copied into the workspace kit).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+HISTORY_WINDOW = 6
+"""Turns (action + observation) sent in full; older ones are summarised by their actions."""
+
+INSTRUCTION = """Interact with a household to solve a task. Each turn, reply with exactly one \
+line: an action (go to X, open X, close X, take X from Y, move X to Y, heat X with Y, cool X \
+with Y, clean X with Y, use X, examine X, look, inventory) or a thought starting with "think:". \
+Here are two examples."""
+
+EXAMPLE_CLEAN = """You are in the middle of a room. Looking quickly around you, you see a \
+cabinet 2, a cabinet 1, a countertop 1, a drawer 1, a fridge 1, a microwave 1, a sinkbasin 1, \
+and a toaster 1.
+Your task is to: put a clean ladle in cabinet.
+> think: I need to find a ladle, clean it with sinkbasin 1, then put it in a cabinet. A ladle \
+is likely on the countertop or in a drawer.
+OK.
+> go to countertop 1
+You arrive at countertop 1. On the countertop 1, you see a bread 1, and a ladle 1.
+> take ladle 1 from countertop 1
+You pick up the ladle 1 from the countertop 1.
+> go to sinkbasin 1
+You arrive at sinkbasin 1. On the sinkbasin 1, you see nothing.
+> clean ladle 1 with sinkbasin 1
+You clean the ladle 1 using the sinkbasin 1.
+> go to cabinet 1
+You arrive at cabinet 1. The cabinet 1 is closed.
+> open cabinet 1
+You open the cabinet 1. The cabinet 1 is open. In it, you see nothing.
+> move ladle 1 to cabinet 1
+You move the ladle 1 to the cabinet 1."""
+
+EXAMPLE_LAMP = """You are in the middle of a room. Looking quickly around you, you see a \
+armchair 1, a drawer 2, a drawer 1, a sidetable 1, and a sofa 1.
+Your task is to: examine the newspaper with the desklamp.
+> think: I need to find a newspaper, take it, then find a desklamp and use it.
+OK.
+> go to sofa 1
+You arrive at sofa 1. On the sofa 1, you see a newspaper 1, and a pillow 1.
+> take newspaper 1 from sofa 1
+You pick up the newspaper 1 from the sofa 1.
+> go to sidetable 1
+You arrive at sidetable 1. On the sidetable 1, you see a desklamp 1, and a keychain 1.
+> use desklamp 1
+You turn on the desklamp 1."""
+
+ACTION_PREFIX_RE = re.compile(r"^\s*(?:>\s*|action\s*:\s*)", re.IGNORECASE)
+
+
+def first_user_message(observation: str) -> str:
+    return (
+        f"{INSTRUCTION}\n\n{EXAMPLE_CLEAN}\n\n{EXAMPLE_LAMP}\n\n"
+        f"Here is the task.\n{observation}\n>"
+    )
+
+
+def build_messages(
+    observations: Sequence[str], actions: Sequence[str], history_window: int = HISTORY_WINDOW
+) -> list[dict[str, str]]:
+    """Chat messages asking for the next action.
+
+    ``observations`` has one more entry than ``actions``: the first observation (after reset),
+    then the observation after each action.
+    """
+    if len(observations) != len(actions) + 1:
+        raise ValueError(
+            f"build_messages needs one more observation than actions, got {len(observations)} "
+            f"observations and {len(actions)} actions"
+        )
+    window = max(1, int(history_window))
+    folded = max(0, len(actions) - window)
+    task = observations[0]
+    if folded:
+        task += "\n(earlier turns omitted; your actions were: " + "; ".join(actions[:folded]) + ")"
+    messages = [{"role": "user", "content": first_user_message(task)}]
+    for index in range(folded, len(actions)):
+        messages.append({"role": "assistant", "content": actions[index]})
+        messages.append({"role": "user", "content": f"{observations[index + 1]}\n>"})
+    return messages
+
+
+def extract_action(reply: str) -> str | None:
+    """The first non-empty line of a reply, without a ``>`` or ``Action:`` prefix; None if the
+    reply is empty. ``think: ...`` lines are kept as they are (they answer ``OK.``)."""
+    for line in reply.splitlines():
+        line = ACTION_PREFIX_RE.sub("", line).strip()
+        if line:
+            return " ".join(line.split())
+    return None
