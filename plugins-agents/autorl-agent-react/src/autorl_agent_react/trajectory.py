@@ -1,8 +1,9 @@
 """The common trajectory format: one JSON line per event of an agent's session.
 
 Small on purpose, so any scaffold's log can be converted to it and reports can read them alike.
-Every line has ``v`` (schema version), ``ts`` (UTC ISO time), ``type`` and ``turn`` (the model
-call it belongs to, from 1; 0 before the first call). Types and their extra fields:
+Every line has ``v`` (schema version), ``ts`` (UTC ISO time), ``type``, ``turn`` (the model
+call it belongs to, from 1; 0 before the first call) and ``agent`` (``react``; the CLI adapters
+write the same schema). Types and their extra fields:
 
 - ``turn``: a model call starts.
 - ``message``: ``role`` (system, user, assistant), ``text``; assistant messages add ``usage``
@@ -43,7 +44,14 @@ class TrajectoryWriter:
         if type_ not in TYPES:
             raise ValueError(f"unknown trajectory event type {type_!r}")
         now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        event = {"v": SCHEMA_VERSION, "ts": now, "type": type_, "turn": self.turn, **fields}
+        event = {
+            "v": SCHEMA_VERSION,
+            "ts": now,
+            "type": type_,
+            "turn": self.turn,
+            "agent": "react",
+            **fields,
+        }
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
         return event
