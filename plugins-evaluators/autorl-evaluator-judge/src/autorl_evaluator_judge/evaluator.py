@@ -84,17 +84,23 @@ def judge_all(
         pending = set(futures)
         while pending:
             finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            failed = sorted((futures[f] for f in finished if f.exception() is not None), key=int)
             for future in finished:
-                exc = future.exception()
-                if exc is not None:
-                    for other in pending:
-                        other.cancel()
-                    wait(pending)
-                    raise _judge_failure(judge, ids[futures[future]], exc, verdicts) from exc
-                verdicts[futures[future]] = future.result()
-                done += 1
-                if progress is not None:
-                    progress(offset + done, total)
+                if future.exception() is None:
+                    verdicts[futures[future]] = future.result()
+                    done += 1
+                    if progress is not None:
+                        progress(offset + done, total)
+            if failed:
+                for other in pending:
+                    other.cancel()
+                wait(pending)
+                first = next(f for f in finished if futures[f] == failed[0])
+                exc = first.exception()
+                error = _judge_failure(judge, ids[failed[0]], exc, verdicts)
+                if error is exc:
+                    raise exc
+                raise error from exc
     return verdicts
 
 

@@ -52,7 +52,8 @@ class Judge:
             self.cache = NoCache()
         self.stream = bool(cfg["stream"])
         self.max_tokens = int(cfg["judge_max_tokens"])
-        self.temperature = float(cfg["judge_temperature"])
+        temperature = cfg["judge_temperature"]
+        self.temperature = None if temperature is None else float(temperature)
         self._lock = threading.Lock()
         self.totals = {
             "judge_calls": 0,

@@ -14,7 +14,7 @@ DEFAULTS: dict[str, Any] = {
     "judge_options": {},
     "annotator": "weighted_alpaca_eval_gpt4_turbo",
     "judge_max_tokens": 1,
-    "judge_temperature": 0.0,
+    "judge_temperature": None,
     "stream": False,
     "concurrency": 4,
     "cassette": None,
@@ -74,6 +74,8 @@ def settings(config: Mapping[str, Any]) -> dict[str, Any]:
         _positive_int(cfg, "limit")
     for key in ("judge_temperature", "temperature"):
         value = cfg[key]
+        if key == "judge_temperature" and value is None:
+            continue  # not sent: the provider's default
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
             raise _fail(key, value, "must be a number in [0, 2]")
     for key in ("stream", "cache"):
