@@ -184,3 +184,14 @@ def test_loop_stops_when_the_gateway_refuses_for_budget(tmp_path: Path) -> None:
         None,
         "BudgetRefused",
     ]
+
+
+def test_a_run_without_a_driver_fails_before_any_work(tmp_path: Path) -> None:
+    """The engine reads the agent spec's ``driver: True``: no baseline is computed for nothing."""
+    from autorl.config import RunConfig
+    from autorl.engine.run import Run
+
+    run = Run(RunConfig(agent="react", model="tiny", runs_dir=tmp_path / "runs"), quiet=True)
+    with pytest.raises(ConfigError, match="agent 'react' needs a driver LLM"):
+        run.execute()
+    assert not (tmp_path / "runs").exists()

@@ -112,6 +112,14 @@ class Run:
     def _open_driver(self) -> Any:
         """The run's driver backend (None without ``driver``); a bad name fails before any work."""
         if not self.config.driver:
+            spec = self.registry.get("agent", self.config.agent).spec
+            if (spec.options or {}).get("driver"):
+                raise ConfigError(
+                    f"agent {self.config.agent!r} needs a driver LLM",
+                    hint="add --driver scripted/<script.yaml> (offline), openai/gpt-5.2 or "
+                    "anthropic/claude-sonnet-4-6 (key in the harness environment); "
+                    "see docs/agents.md",
+                )
             return None
         from autorl.drivers.names import open_driver
 
