@@ -55,9 +55,7 @@ Submit a full model directory (merge LoRA adapters) through the grading API.
 """
 
 
-def describe(
-    split: str, n_train: int, n_eval: int, evaluator_config: Mapping[str, Any]
-) -> str:
+def describe(split: str, n_train: int, n_eval: int, evaluator_config: Mapping[str, Any]) -> str:
     return TEMPLATE.format(
         split=split,
         n_train=n_train,

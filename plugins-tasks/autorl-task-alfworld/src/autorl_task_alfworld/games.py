@@ -42,7 +42,9 @@ def read_records(path: str | os.PathLike[str]) -> list[GameRecord]:
 
 
 def dumps_records(records: Iterable[GameRecord]) -> str:
-    return "".join(json.dumps(asdict(r), ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+    return "".join(
+        json.dumps(asdict(r), ensure_ascii=False, sort_keys=True) + "\n" for r in records
+    )
 
 
 def write_records(path: str | os.PathLike[str], records: Iterable[GameRecord]) -> None:
@@ -54,9 +56,9 @@ def engine_logic() -> tuple[str, str]:
     import alfworld
 
     data = Path(alfworld.__file__).resolve().parent / "data"
-    return (data / "alfred.pddl").read_text(encoding="utf-8"), (
-        data / "alfred.twl2"
-    ).read_text(encoding="utf-8")
+    return (data / "alfred.pddl").read_text(encoding="utf-8"), (data / "alfred.twl2").read_text(
+        encoding="utf-8"
+    )
 
 
 def materialize(record: GameRecord, target: Path, domain: str, grammar: str) -> Path:

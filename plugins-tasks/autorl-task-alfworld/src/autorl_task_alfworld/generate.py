@@ -46,67 +46,265 @@ class Layout:
 
 LAYOUTS = (
     # kitchens
-    Layout("kitchen-a", "kitchen", (("Cabinet", 3), ("CounterTop", 2), ("Drawer", 2),
-                                    ("Fridge", 1), ("Microwave", 1), ("SinkBasin", 1),
-                                    ("StoveBurner", 2), ("GarbageCan", 1))),
-    Layout("kitchen-b", "kitchen", (("Cabinet", 4), ("CounterTop", 1), ("DiningTable", 1),
-                                    ("Drawer", 3), ("Fridge", 1), ("Microwave", 1),
-                                    ("SinkBasin", 1), ("CoffeeMachine", 1))),
-    Layout("kitchen-c", "kitchen", (("Cabinet", 2), ("CounterTop", 3), ("Drawer", 1),
-                                    ("Fridge", 1), ("Microwave", 1), ("SinkBasin", 1),
-                                    ("Shelf", 2), ("Toaster", 1))),
-    Layout("kitchen-d", "kitchen", (("Cabinet", 5), ("CounterTop", 2), ("DiningTable", 1),
-                                    ("Drawer", 2), ("Fridge", 1), ("Microwave", 1),
-                                    ("SinkBasin", 1), ("GarbageCan", 1))),
-    Layout("kitchen-e", "kitchen", (("Cabinet", 3), ("CounterTop", 2), ("DiningTable", 1),
-                                    ("Drawer", 3), ("Fridge", 1), ("Microwave", 1),
-                                    ("SinkBasin", 1), ("StoveBurner", 2), ("Shelf", 1))),
+    Layout(
+        "kitchen-a",
+        "kitchen",
+        (
+            ("Cabinet", 3),
+            ("CounterTop", 2),
+            ("Drawer", 2),
+            ("Fridge", 1),
+            ("Microwave", 1),
+            ("SinkBasin", 1),
+            ("StoveBurner", 2),
+            ("GarbageCan", 1),
+        ),
+    ),
+    Layout(
+        "kitchen-b",
+        "kitchen",
+        (
+            ("Cabinet", 4),
+            ("CounterTop", 1),
+            ("DiningTable", 1),
+            ("Drawer", 3),
+            ("Fridge", 1),
+            ("Microwave", 1),
+            ("SinkBasin", 1),
+            ("CoffeeMachine", 1),
+        ),
+    ),
+    Layout(
+        "kitchen-c",
+        "kitchen",
+        (
+            ("Cabinet", 2),
+            ("CounterTop", 3),
+            ("Drawer", 1),
+            ("Fridge", 1),
+            ("Microwave", 1),
+            ("SinkBasin", 1),
+            ("Shelf", 2),
+            ("Toaster", 1),
+        ),
+    ),
+    Layout(
+        "kitchen-d",
+        "kitchen",
+        (
+            ("Cabinet", 5),
+            ("CounterTop", 2),
+            ("DiningTable", 1),
+            ("Drawer", 2),
+            ("Fridge", 1),
+            ("Microwave", 1),
+            ("SinkBasin", 1),
+            ("GarbageCan", 1),
+        ),
+    ),
+    Layout(
+        "kitchen-e",
+        "kitchen",
+        (
+            ("Cabinet", 3),
+            ("CounterTop", 2),
+            ("DiningTable", 1),
+            ("Drawer", 3),
+            ("Fridge", 1),
+            ("Microwave", 1),
+            ("SinkBasin", 1),
+            ("StoveBurner", 2),
+            ("Shelf", 1),
+        ),
+    ),
     # bedrooms and living rooms (the lamp tasks)
-    Layout("bedroom-a", "bedroom", (("Bed", 1), ("Desk", 1), ("Drawer", 3), ("Dresser", 1),
-                                    ("GarbageCan", 1), ("Shelf", 2), ("SideTable", 1))),
-    Layout("bedroom-b", "bedroom", (("Bed", 1), ("Drawer", 2), ("Safe", 1), ("Shelf", 3),
-                                    ("SideTable", 2), ("GarbageCan", 1))),
-    Layout("livingroom-a", "livingroom", (("ArmChair", 1), ("Cabinet", 2), ("CoffeeTable", 1),
-                                          ("Drawer", 2), ("SideTable", 2), ("Sofa", 1),
-                                          ("GarbageCan", 1))),
-    Layout("bedroom-c", "bedroom", (("Bed", 1), ("Desk", 1), ("Drawer", 4), ("Shelf", 1),
-                                    ("SideTable", 1), ("Safe", 1))),
-    Layout("livingroom-b", "livingroom", (("ArmChair", 1), ("CoffeeTable", 1), ("Drawer", 3),
-                                          ("Dresser", 1), ("Shelf", 2), ("Sofa", 1))),
+    Layout(
+        "bedroom-a",
+        "bedroom",
+        (
+            ("Bed", 1),
+            ("Desk", 1),
+            ("Drawer", 3),
+            ("Dresser", 1),
+            ("GarbageCan", 1),
+            ("Shelf", 2),
+            ("SideTable", 1),
+        ),
+    ),
+    Layout(
+        "bedroom-b",
+        "bedroom",
+        (("Bed", 1), ("Drawer", 2), ("Safe", 1), ("Shelf", 3), ("SideTable", 2), ("GarbageCan", 1)),
+    ),
+    Layout(
+        "livingroom-a",
+        "livingroom",
+        (
+            ("ArmChair", 1),
+            ("Cabinet", 2),
+            ("CoffeeTable", 1),
+            ("Drawer", 2),
+            ("SideTable", 2),
+            ("Sofa", 1),
+            ("GarbageCan", 1),
+        ),
+    ),
+    Layout(
+        "bedroom-c",
+        "bedroom",
+        (("Bed", 1), ("Desk", 1), ("Drawer", 4), ("Shelf", 1), ("SideTable", 1), ("Safe", 1)),
+    ),
+    Layout(
+        "livingroom-b",
+        "livingroom",
+        (
+            ("ArmChair", 1),
+            ("CoffeeTable", 1),
+            ("Drawer", 3),
+            ("Dresser", 1),
+            ("Shelf", 2),
+            ("Sofa", 1),
+        ),
+    ),
     # bathrooms
-    Layout("bathroom-a", "bathroom", (("BathtubBasin", 1), ("Cabinet", 3), ("CounterTop", 1),
-                                      ("Drawer", 2), ("GarbageCan", 1), ("SinkBasin", 1),
-                                      ("Toilet", 1))),
-    Layout("bathroom-b", "bathroom", (("Cabinet", 4), ("CounterTop", 1), ("Drawer", 3),
-                                      ("SinkBasin", 2), ("Toilet", 1), ("Shelf", 1))),
-    Layout("bathroom-c", "bathroom", (("BathtubBasin", 1), ("Cabinet", 2), ("CounterTop", 1),
-                                      ("Drawer", 1), ("GarbageCan", 1), ("SinkBasin", 1),
-                                      ("Toilet", 1), ("Shelf", 2))),
+    Layout(
+        "bathroom-a",
+        "bathroom",
+        (
+            ("BathtubBasin", 1),
+            ("Cabinet", 3),
+            ("CounterTop", 1),
+            ("Drawer", 2),
+            ("GarbageCan", 1),
+            ("SinkBasin", 1),
+            ("Toilet", 1),
+        ),
+    ),
+    Layout(
+        "bathroom-b",
+        "bathroom",
+        (
+            ("Cabinet", 4),
+            ("CounterTop", 1),
+            ("Drawer", 3),
+            ("SinkBasin", 2),
+            ("Toilet", 1),
+            ("Shelf", 1),
+        ),
+    ),
+    Layout(
+        "bathroom-c",
+        "bathroom",
+        (
+            ("BathtubBasin", 1),
+            ("Cabinet", 2),
+            ("CounterTop", 1),
+            ("Drawer", 1),
+            ("GarbageCan", 1),
+            ("SinkBasin", 1),
+            ("Toilet", 1),
+            ("Shelf", 2),
+        ),
+    ),
 )
-TRAIN_LAYOUTS = ("kitchen-a", "kitchen-b", "kitchen-c", "bedroom-a", "bedroom-b",
-                 "livingroom-a", "bathroom-a", "bathroom-b")
+TRAIN_LAYOUTS = (
+    "kitchen-a",
+    "kitchen-b",
+    "kitchen-c",
+    "bedroom-a",
+    "bedroom-b",
+    "livingroom-a",
+    "bathroom-a",
+    "bathroom-b",
+)
 EVAL_LAYOUTS = ("kitchen-d", "kitchen-e", "bedroom-c", "livingroom-b", "bathroom-c")
 """Disjoint rooms: eval games are played in rooms no train game uses."""
 
 OBJECTS_BY_KIND = {
-    "kitchen": ("Apple", "Bowl", "Bread", "ButterKnife", "Cup", "DishSponge", "Egg", "Fork",
-                "Kettle", "Knife", "Ladle", "Lettuce", "Mug", "Pan", "PepperShaker", "Plate",
-                "Pot", "Potato", "SaltShaker", "Spatula", "Spoon", "Tomato", "WineBottle"),
-    "bedroom": ("AlarmClock", "Book", "Bowl", "CD", "CellPhone", "CreditCard", "KeyChain",
-                "Laptop", "Mug", "Pen", "Pencil", "Pillow", "Statue", "Vase", "Watch"),
-    "livingroom": ("Book", "Box", "CD", "CellPhone", "CreditCard", "KeyChain", "Laptop",
-                   "Newspaper", "Pillow", "RemoteControl", "Statue", "Vase", "Watch"),
-    "bathroom": ("Candle", "Cloth", "DishSponge", "HandTowel", "SoapBar", "SoapBottle",
-                 "SprayBottle", "TissueBox", "ToiletPaper"),
+    "kitchen": (
+        "Apple",
+        "Bowl",
+        "Bread",
+        "ButterKnife",
+        "Cup",
+        "DishSponge",
+        "Egg",
+        "Fork",
+        "Kettle",
+        "Knife",
+        "Ladle",
+        "Lettuce",
+        "Mug",
+        "Pan",
+        "PepperShaker",
+        "Plate",
+        "Pot",
+        "Potato",
+        "SaltShaker",
+        "Spatula",
+        "Spoon",
+        "Tomato",
+        "WineBottle",
+    ),
+    "bedroom": (
+        "AlarmClock",
+        "Book",
+        "Bowl",
+        "CD",
+        "CellPhone",
+        "CreditCard",
+        "KeyChain",
+        "Laptop",
+        "Mug",
+        "Pen",
+        "Pencil",
+        "Pillow",
+        "Statue",
+        "Vase",
+        "Watch",
+    ),
+    "livingroom": (
+        "Book",
+        "Box",
+        "CD",
+        "CellPhone",
+        "CreditCard",
+        "KeyChain",
+        "Laptop",
+        "Newspaper",
+        "Pillow",
+        "RemoteControl",
+        "Statue",
+        "Vase",
+        "Watch",
+    ),
+    "bathroom": (
+        "Candle",
+        "Cloth",
+        "DishSponge",
+        "HandTowel",
+        "SoapBar",
+        "SoapBottle",
+        "SprayBottle",
+        "TissueBox",
+        "ToiletPaper",
+    ),
 }
 TASKS_BY_KIND = {
-    "kitchen": ("pick_and_place_simple", "pick_clean_then_place_in_recep",
-                "pick_heat_then_place_in_recep", "pick_cool_then_place_in_recep",
-                "pick_two_obj_and_place"),
+    "kitchen": (
+        "pick_and_place_simple",
+        "pick_clean_then_place_in_recep",
+        "pick_heat_then_place_in_recep",
+        "pick_cool_then_place_in_recep",
+        "pick_two_obj_and_place",
+    ),
     "bedroom": ("look_at_obj_in_light", "pick_and_place_simple", "pick_two_obj_and_place"),
     "livingroom": ("look_at_obj_in_light", "pick_and_place_simple", "pick_two_obj_and_place"),
-    "bathroom": ("pick_and_place_simple", "pick_clean_then_place_in_recep",
-                 "pick_two_obj_and_place"),
+    "bathroom": (
+        "pick_and_place_simple",
+        "pick_clean_then_place_in_recep",
+        "pick_two_obj_and_place",
+    ),
 }
 STATE_CHANGE = {
     "pick_clean_then_place_in_recep": ("Cleanable", "SinkBasin"),
@@ -123,7 +321,7 @@ RESERVED_GOALS = {
 """The goals of the prompt's two worked examples: no shipped game uses them."""
 
 
-def _constants():  # noqa: ANN202 - the engine's module
+def _constants():
     import alfworld.gen.constants as constants
 
     return constants
@@ -188,8 +386,7 @@ def goal_candidates(layout: Layout) -> Iterator[tuple[str, str, str, str]]:
 def goal_text(task: str, obj: str, parent: str, toggle: str, rng: random.Random) -> str:
     """One of the goal library's templates, filled as ALFWorld does (lower-cased names)."""
     template = rng.choice(_goal_library()[task]["templates"])
-    return template.format(obj=obj.lower(), recep=parent.lower(), toggle=toggle.lower(),
-                           mrecep="")
+    return template.format(obj=obj.lower(), recep=parent.lower(), toggle=toggle.lower(), mrecep="")
 
 
 def goal_pddl(task: str, obj: str, parent: str, toggle: str) -> str:
@@ -241,8 +438,11 @@ def build_problem(
             init.append(f"(toggleable {oid})")
             continue
         init.append(f"(pickupable {oid})")
-        for affordance, fact in (("Cleanable", "cleanable"), ("Heatable", "heatable"),
-                                 ("Coolable", "coolable")):
+        for affordance, fact in (
+            ("Cleanable", "cleanable"),
+            ("Heatable", "heatable"),
+            ("Coolable", "coolable"),
+        ):
             if has_affordance(otype, affordance):
                 init.append(f"({fact} {oid})")
         if otype in RECEPTACLE_OBJECTS:
@@ -252,18 +452,35 @@ def build_problem(
             if can_hold(rtype, otype):
                 init.append(f"(canContain {rtype}Type {otype}Type)")
 
-    lines = [f"(define (problem {layout.name.replace('-', '_')})", "(:domain alfred)",
-             "(:objects", *objects, ")", "(:init", *init, ")", goal_pddl(task, obj, parent, toggle)]
+    lines = [
+        f"(define (problem {layout.name.replace('-', '_')})",
+        "(:domain alfred)",
+        "(:objects",
+        *objects,
+        ")",
+        "(:init",
+        *init,
+        ")",
+        goal_pddl(task, obj, parent, toggle),
+    ]
     return "\n".join(lines) + "\n"
 
 
 def _pddl_params(obj: str, parent: str, toggle: str) -> dict[str, object]:
-    return {"object_target": obj, "parent_target": parent, "toggle_target": toggle,
-            "mrecep_target": "", "object_sliced": False}
+    return {
+        "object_target": obj,
+        "parent_target": parent,
+        "toggle_target": toggle,
+        "mrecep_target": "",
+        "object_sliced": False,
+    }
 
 
 def build_split(
-    split: str, layouts: tuple[str, ...], n_games: int, seed: int,
+    split: str,
+    layouts: tuple[str, ...],
+    n_games: int,
+    seed: int,
     exclude: set[tuple[str, str, str, str]] | None = None,
 ) -> list[GameRecord]:
     """``n_games`` games over ``layouts``, balanced over task types, each goal used once."""
@@ -308,13 +525,16 @@ def build_split(
 
 def goal_key(record: GameRecord) -> tuple[str, str, str, str]:
     p = record.pddl_params
-    return (record.task_type, str(p["object_target"]), str(p["parent_target"]),
-            str(p["toggle_target"]))
+    return (
+        record.task_type,
+        str(p["object_target"]),
+        str(p["parent_target"]),
+        str(p["toggle_target"]),
+    )
 
 
 def build_game_set(n_train: int = 120, n_eval: int = 40, seed: int = 0) -> dict[str, list]:
     """The shipped set: eval first (its goals are then excluded from train)."""
     evals = build_split("eval", EVAL_LAYOUTS, n_eval, seed + 1)
-    train = build_split("train", TRAIN_LAYOUTS, n_train, seed,
-                        exclude={goal_key(r) for r in evals})
+    train = build_split("train", TRAIN_LAYOUTS, n_train, seed, exclude={goal_key(r) for r in evals})
     return {"train": train, "eval": evals}

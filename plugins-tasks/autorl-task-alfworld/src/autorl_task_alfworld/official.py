@@ -53,8 +53,10 @@ def goal_of(game: dict[str, Any]) -> str:
     if start < 0:
         return ""
     text = grammar[start + len(GOAL_MARK) :]
-    end = min((i for i in (text.find('"'), text.find("\\n"), text.find("\n")) if i >= 0),
-              default=len(text))
+    end = min(
+        (i for i in (text.find('"'), text.find("\\n"), text.find("\n")) if i >= 0),
+        default=len(text),
+    )
     return text[:end].strip().rstrip(".")
 
 

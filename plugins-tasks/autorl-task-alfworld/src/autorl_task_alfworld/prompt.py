@@ -10,7 +10,8 @@ for this project in rooms that no shipped train or eval game uses.
 As a chat: the first user message holds the instruction, the examples and the first
 observation; then each action is an assistant message and each observation a user message.
 Only the last ``history_window`` turns (at least one) are sent in full: older turns are folded
-into one line listing their actions, so a prompt stays small enough for CPU inference even at 50 steps.
+into one line listing their actions, so a prompt stays small enough for CPU inference even at
+50 steps.
 Standard library only (copied into the workspace kit).
 """
 
@@ -68,8 +69,7 @@ ACTION_PREFIX_RE = re.compile(r"^\s*(?:>\s*|action\s*:\s*)", re.IGNORECASE)
 
 def first_user_message(observation: str) -> str:
     return (
-        f"{INSTRUCTION}\n\n{EXAMPLE_CLEAN}\n\n{EXAMPLE_LAMP}\n\n"
-        f"Here is the task.\n{observation}\n>"
+        f"{INSTRUCTION}\n\n{EXAMPLE_CLEAN}\n\n{EXAMPLE_LAMP}\n\nHere is the task.\n{observation}\n>"
     )
 
 

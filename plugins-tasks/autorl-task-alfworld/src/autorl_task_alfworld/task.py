@@ -52,7 +52,7 @@ EVALUATOR_CONFIG: dict[str, Any] = {
 
 OPTIONS = {
     "data_path": f"an alfworld-download directory (holding {official.JSON_DIR}/); default "
-    f"${DATA_ENV} if set, else the shipped generated games",
+    f"${DATA_ENV} when it holds the official games, else the shipped generated games",
     "eval_size": "number of held-out games (default: all, 134 with the official data)",
     "train_size": "cap on the number of train games (default: all)",
     "max_steps": "steps per game before it ends unsolved (default 50)",
@@ -88,8 +88,14 @@ def parse_options(options: Mapping[str, Any], environ: Mapping[str, str] = os.en
             f"alfworld: unknown task option(s) {', '.join(map(repr, unknown))}",
             hint=f"known options: {listed}",
         )
-    data_path = options.get("data_path", environ.get(DATA_ENV) or None)
-    where = "task option data_path" if "data_path" in options else f"${DATA_ENV}"
+    data_path = options.get("data_path")
+    where = "task option data_path"
+    if data_path is None and environ.get(DATA_ENV):
+        # importing alfworld sets $ALFWORLD_DATA to its (often empty) download cache: use it
+        # only when it holds the official games
+        candidate = Path(environ[DATA_ENV]).expanduser()
+        if candidate.is_dir() and not official.missing_parts(candidate):
+            data_path = str(candidate)
     if data_path is not None and not isinstance(data_path, str | os.PathLike):
         raise ConfigError(
             f"alfworld: task option data_path={data_path!r} must be a path string",
@@ -261,8 +267,11 @@ class AlfWorldTask:
                 slim = {"task_type": row["task_type"], "pddl_params": row["pddl_params"]}
                 (target / TRAJ_FILE).write_text(json.dumps(slim), encoding="utf-8")
                 train_rows.append(
-                    {"session_id": row["session_id"], "task_type": row["task_type"],
-                     "goal": row["goal"]}
+                    {
+                        "session_id": row["session_id"],
+                        "task_type": row["task_type"],
+                        "goal": row["goal"],
+                    }
                 )
             self._finish(staging, train_rows, eval_rows, params)
 
@@ -301,8 +310,12 @@ class AlfWorldTask:
             shutil.copytree(split_dir / "train_games", staging / KIT_GAMES)
             rows = [json.loads(line) for line in (split_dir / "train.jsonl").open()]
             index = [
-                {"session_id": r["session_id"], "task_type": r["task_type"], "goal": r["goal"],
-                 "dir": _dir_name(r["session_id"])}
+                {
+                    "session_id": r["session_id"],
+                    "task_type": r["task_type"],
+                    "goal": r["goal"],
+                    "dir": _dir_name(r["session_id"]),
+                }
                 for r in rows
             ]
             _write_jsonl(staging / KIT_GAMES / "index.jsonl", index)
