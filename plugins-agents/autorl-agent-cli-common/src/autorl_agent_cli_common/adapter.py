@@ -25,6 +25,7 @@ COMMON_OPTIONS = {
     "model": "model name the CLI sends to the gateway (default: the driver's model)",
     "executable": "use this CLI binary instead of the pinned install (same flags assumed)",
     "extra_args": "list of extra command-line arguments appended to the CLI's command",
+    "wrapper": "list of words put before the CLI's command (e.g. strace or nice with flags)",
 }
 MODEL_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 NATIVE_DIR = "agent_native"
@@ -91,12 +92,13 @@ class CliAgent:
                 f"agent {self.name!r}: unknown option(s) {', '.join(unknown)}",
                 hint=f"[agent_options] for {self.name}: {listing}",
             )
-        extra = options.get("extra_args", [])
-        if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
-            raise ConfigError(
-                f"agent {self.name!r}: option extra_args must be a list of strings",
-                hint='e.g. extra_args = ["--verbose"]',
-            )
+        for key, example in (("extra_args", '["--verbose"]'), ("wrapper", '["nice", "-n", "5"]')):
+            value = options.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+                raise ConfigError(
+                    f"agent {self.name!r}: option {key} must be a list of strings",
+                    hint=f"e.g. [agent_options] {key} = {example}",
+                )
 
     def gateway(self, ctx: AgentContext) -> str:
         if not ctx.gateway_url:
@@ -139,7 +141,7 @@ class CliAgent:
         self.configure_home(ctx, home, gateway, model)
         prompt = build_prompt(ctx, self.prompt_extra(ctx))
         argv, env = self.command(ctx, executable, gateway, model, prompt)
-        argv += list(ctx.options.get("extra_args", []))
+        argv = [*ctx.options.get("wrapper", []), *argv, *ctx.options.get("extra_args", [])]
         env = {"PATH": self.path_env(ctx, executable), "HOME": str(home), **env}
         return AgentLaunch(argv=tuple(argv), env=env)
 

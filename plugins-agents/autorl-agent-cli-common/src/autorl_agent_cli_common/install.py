@@ -187,9 +187,25 @@ def find_python(wanted: tuple[int, int] = PYTHON_WANTED) -> str:
     )
 
 
+def uv_binary() -> str:
+    """The ``uv`` executable shipped by the ``uv`` wheel (a dependency of this package)."""
+    try:
+        from uv import find_uv_bin
+    except ImportError as exc:
+        raise ConfigError(
+            "the Python agent CLIs install with uv, which is not importable",
+            hint="pip install uv",
+        ) from exc
+    return find_uv_bin()
+
+
 @dataclass(frozen=True)
 class VenvTool(AgentTool):
-    """A Python CLI from PyPI, installed into its own virtual environment."""
+    """A Python CLI from PyPI, installed into its own virtual environment with uv.
+
+    uv rather than pip: pip's resolver took 9-10 minutes on OpenHands' dependency tree here,
+    uv about one minute with a cold cache.
+    """
 
     @property
     def requirement(self) -> str:
@@ -200,13 +216,20 @@ class VenvTool(AgentTool):
 
     def _install_into(self, prefix: Path, log: Log) -> None:
         python = find_python()
+        uv = uv_binary()
+        venv = prefix / "venv"
         log(f"creating a virtual environment with {python}")
+        _run_install([uv, "venv", "-q", "--python", python, str(venv)], "a venv", log, 300)
         _run_install(
-            [python, "-m", "venv", str(prefix / "venv")], "a virtual environment", log, 300
-        )
-        pip = str(prefix / "venv" / "bin" / "pip")
-        _run_install(
-            [pip, "install", "--disable-pip-version-check", "-q", self.requirement],
+            [
+                uv,
+                "pip",
+                "install",
+                "-q",
+                "--python",
+                str(venv / "bin" / "python"),
+                self.requirement,
+            ],
             self.requirement,
             log,
             1500,

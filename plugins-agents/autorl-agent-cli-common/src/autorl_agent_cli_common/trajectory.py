@@ -1,23 +1,23 @@
-"""The common trajectory format: one JSON object per line, whatever CLI produced it.
+"""The common trajectory format, whatever CLI produced it (the schema of ``autorl-agent-react``).
 
 Each CLI keeps its own native log (Claude Code and Codex JSON lines, Gemini CLI chat files,
-OpenCode's SQLite database, OpenHands event files). The adapters translate it into these events
-so reports and comparisons read one format:
+OpenCode's SQLite database, OpenHands event files). The adapters translate it into one JSON
+object per line, so reports and comparisons read one format. Every line has ``v`` (schema
+version), ``ts`` (ISO time from the native log, "" when it has none), ``type``, ``turn`` (the
+model call it belongs to, from 1; 0 before the first) and ``agent`` (the adapter name):
 
-``{"type": "message", "role": "assistant", "text": "..."}``
-``{"type": "tool_call", "name": "Bash", "call_id": "c1", "arguments": {...}}``
-``{"type": "tool_result", "call_id": "c1", "output": "...", "is_error": false}``
-``{"type": "turn", "index": 3, "usage": {"input_tokens": 812, "output_tokens": 40}}``
-
-Every event also carries ``agent`` (the adapter name) and ``seq`` (its position); ``time``
-(ISO 8601) and ``model`` when the native log has them. Fields that are unknown are left out.
+- ``turn``: a model call; ``usage`` (``input_tokens``, ``output_tokens``) and ``model`` when
+  the native log has them.
+- ``message``: ``role`` (user, assistant), ``text``.
+- ``tool_call``: ``id``, ``name``, ``arguments`` (an object).
+- ``tool_result``: ``id``, ``name``, ``ok`` (bool), ``output`` (text, truncated).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,6 +30,8 @@ MAX_TEXT = 20_000
 
 @dataclass
 class TrajectoryEvent:
+    """One event as a parser finds it; :func:`to_lines` turns it into the common schema."""
+
     type: EventType
     role: str | None = None
     text: str | None = None
@@ -44,23 +46,63 @@ class TrajectoryEvent:
     time: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self, agent: str, seq: int) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if v not in (None, {}) and k != "extra"}
-        for key in ("text", "output"):
-            if isinstance(data.get(key), str) and len(data[key]) > MAX_TEXT:
-                data[key] = data[key][:MAX_TEXT] + f"... [{len(data[key]) - MAX_TEXT} more chars]"
-        data.update(self.extra)
-        return {"seq": seq, "agent": agent, **data}
+
+SCHEMA_VERSION = 1
+
+
+def to_lines(events: Iterable[TrajectoryEvent], agent: str) -> list[dict[str, Any]]:
+    """Events in the common schema: turn numbers and tool names filled in along the way."""
+    lines: list[dict[str, Any]] = []
+    turn = 0
+    names: dict[str, str] = {}
+    for event in events:
+        if event.type == "turn":
+            turn = event.index or turn + 1
+        line: dict[str, Any] = {
+            "v": SCHEMA_VERSION,
+            "ts": event.time or "",
+            "type": event.type,
+            "turn": turn,
+            "agent": agent,
+        }
+        if event.type == "message":
+            line.update(role=event.role or "assistant", text=_cut(event.text or ""))
+        elif event.type == "tool_call":
+            names[str(event.call_id)] = event.name or ""
+            arguments = event.arguments
+            if not isinstance(arguments, dict):
+                arguments = {} if arguments is None else {"input": arguments}
+            line.update(id=event.call_id, name=event.name, arguments=arguments)
+        elif event.type == "tool_result":
+            line.update(
+                id=event.call_id,
+                name=event.name or names.get(str(event.call_id), ""),
+                ok=not event.is_error,
+                output=_cut(event.output or ""),
+            )
+        if event.usage:
+            line["usage"] = event.usage
+        if event.model:
+            line["model"] = event.model
+        line.update(event.extra)
+        lines.append(line)
+    return lines
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_TEXT:
+        return text
+    return text[:MAX_TEXT] + f"... [{len(text) - MAX_TEXT} more chars]"
 
 
 def write_trajectory(events: Iterable[TrajectoryEvent], agent: str, path: Path) -> int:
     """Write the events as JSON lines; returns how many were written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
+    lines = to_lines(events, agent)
     with path.open("w", encoding="utf-8") as fh:
-        for count, event in enumerate(events, start=1):
-            fh.write(json.dumps(event.to_json(agent, count), default=str) + "\n")
-    return count
+        for line in lines:
+            fh.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+    return len(lines)
 
 
 def read_trajectory(path: Path) -> list[dict[str, Any]]:

@@ -12,7 +12,8 @@ def autorl_register_agents() -> list[AgentSpec]:
         AgentSpec(
             name="codex",
             factory="autorl_agent_codex.agent:CodexAgent",
-            description="Codex CLI 0.169.0 headless (codex exec) through the run's LLM gateway; installed on demand",
+            description="Codex CLI 0.169.0 headless (codex exec) through the run's LLM "
+            "gateway; installed on demand",
             options={
                 "driver": True,
                 "protocol": "openai-responses",

@@ -1,1 +1,2 @@
-"""autorl agent ``gemini-cli``: Gemini CLI 0.61.0 headless (gemini -p) through the run's LLM gateway."""
+"""autorl agent ``gemini-cli``: Gemini CLI 0.61.0 headless (gemini -p)
+through the run's LLM gateway."""

@@ -12,7 +12,8 @@ def autorl_register_agents() -> list[AgentSpec]:
         AgentSpec(
             name="gemini-cli",
             factory="autorl_agent_gemini_cli.agent:GeminiCliAgent",
-            description="Gemini CLI 0.61.0 headless (gemini -p) through the run's LLM gateway; installed on demand",
+            description="Gemini CLI 0.61.0 headless (gemini -p) through the run's LLM "
+            "gateway; installed on demand",
             options={
                 "driver": True,
                 "protocol": "gemini",

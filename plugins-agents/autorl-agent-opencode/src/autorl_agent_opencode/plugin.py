@@ -12,7 +12,8 @@ def autorl_register_agents() -> list[AgentSpec]:
         AgentSpec(
             name="opencode",
             factory="autorl_agent_opencode.agent:OpenCodeAgent",
-            description="OpenCode 1.18.33 headless (opencode run) through the run's LLM gateway; installed on demand",
+            description="OpenCode 1.18.33 headless (opencode run) through the run's LLM "
+            "gateway; installed on demand",
             options={
                 "driver": True,
                 "protocol": "openai-chat",

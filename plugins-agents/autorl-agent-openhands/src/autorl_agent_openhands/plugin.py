@@ -12,7 +12,8 @@ def autorl_register_agents() -> list[AgentSpec]:
         AgentSpec(
             name="openhands",
             factory="autorl_agent_openhands.agent:OpenHandsAgent",
-            description="OpenHands CLI 1.16.0 headless (Python 3.12 venv) through the run's LLM gateway; installed on demand",
+            description="OpenHands CLI 1.16.0 headless (Python 3.12 venv) through the run's LLM "
+            "gateway; installed on demand",
             options={
                 "driver": True,
                 "protocol": "openai-chat",
