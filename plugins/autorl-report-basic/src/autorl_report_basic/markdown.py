@@ -6,6 +6,7 @@ from typing import Any
 
 from autorl.records import RunRecord
 from autorl_report_basic.driver_calls import render_driver_calls
+from autorl_report_basic.judge import render_judge
 
 METRIC_HELP: dict[str, tuple[str, str]] = {
     "valid_submission_rate": ("valid submission rate", "valid / final submissions"),
@@ -30,6 +31,7 @@ def render_markdown(record: RunRecord, data: dict[str, Any], plot_name: str) -> 
         f"![score over time]({plot_name})\n",
         _submissions(data),
         render_driver_calls(data),
+        render_judge(record),
         _process(data["process_metrics"]),
         _end(data),
         _problems(data["problems"]),
