@@ -24,6 +24,8 @@ from .rules import rule_correct
 
 DEFAULT_MAX_STEPS = 6
 DEFAULT_TOP_K = 3
+ECHO_CHARS = 40
+"""An invalid action is echoed cut to this length, so a rambling reply does not fill the prompt."""
 ACTION_RE = re.compile(r"^\s*(search|answer)\s*\[(.*)\]\s*$", re.IGNORECASE | re.DOTALL)
 
 SearchFn = Callable[[str, int], list[dict[str, str]]]
@@ -122,8 +124,9 @@ class DeepSearchQAEnv:
         session.steps += 1
         parsed = parse_action(action)
         if parsed is None or not parsed[1]:
+            shown = action if len(action) <= ECHO_CHARS else action[:ECHO_CHARS] + "..."
             error = (
-                f"{action!r} is not an action"
+                f"{shown!r} is not an action"
                 if parsed is None
                 else f"{parsed[0]}[] needs an argument"
             )

@@ -16,6 +16,9 @@ from collections.abc import Sequence
 HISTORY_WINDOW = 1
 """Only the latest results in full: each hop needs only the entry the last search found, and the
 tiny model's 1,024-token context holds the rules, the example and one full observation."""
+ACTION_CHARS = 160
+"""Earlier actions are shown cut to this length (the longest expert action has 91 characters),
+so an untrained model's rambling replies do not push the prompt past a small context."""
 ACTION_IN_TEXT_RE = re.compile(r"(search|answer)\s*\[([^\]\n]*)\]", re.IGNORECASE)
 
 RULES = """Answer the question by searching an encyclopedia. Each turn reply with exactly one \
@@ -57,7 +60,8 @@ def build_messages(
     keep_from = max(1, len(observations) - history_window)
     messages = [{"role": "user", "content": first_user_message(observations[0])}]
     for index, action in enumerate(actions, 1):
-        messages.append({"role": "assistant", "content": action})
+        shown = action if len(action) <= ACTION_CHARS else action[:ACTION_CHARS] + "..."
+        messages.append({"role": "assistant", "content": shown})
         observation = observations[index]
         text = observation if index >= keep_from else _short(observation)
         messages.append({"role": "user", "content": f"Observation:\n{text}\nAction:"})
