@@ -9,6 +9,7 @@ loopback with the run token as API key: the agent never sees an upstream key.
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,7 +27,11 @@ COMMON_OPTIONS = {
     "executable": "use this CLI binary instead of the pinned install (same flags assumed)",
     "extra_args": "list of extra command-line arguments appended to the CLI's command",
     "wrapper": "list of words put before the CLI's command (e.g. strace or nice with flags)",
+    "allow_network": "true lets the CLI and its commands use the host's network (default false)",
 }
+REFUSING_PROXY = "http://127.0.0.1:9"
+"""Nothing listens on the discard port: a proxied request is refused at once, on loopback."""
+LOOPBACK_HOSTS = "127.0.0.1,localhost,::1"
 MODEL_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 NATIVE_DIR = "agent_native"
 
@@ -50,6 +55,31 @@ def model_name(ctx: AgentContext) -> str:
     if driver.startswith("scripted/"):
         model = Path(model).stem
     return MODEL_SAFE.sub("-", model).strip("-") or "autorl"
+
+
+def write_login_profile(home: Path, path: str) -> None:
+    """Keep PATH in login shells (Codex runs commands with ``bash -lc``).
+
+    ``/etc/profile`` resets PATH, which would hide the training interpreter's ``python``; bash
+    then reads ``~/.bash_profile`` (the run's own HOME), which puts it back.
+    """
+    line = f"export PATH={shlex.quote(path)}\n"
+    for name in (".bash_profile", ".profile"):
+        (home / name).write_text(f"# written by autorl: the agent's PATH for login shells\n{line}")
+
+
+def offline_env() -> dict[str, str]:
+    """Proxy variables that send every non-loopback HTTP(S) request to a refusing port.
+
+    The CLIs' own update checks and telemetry (OpenHands asks PyPI for its latest version on
+    every start) and the agent's commands then fail fast without a packet leaving the host;
+    the gateway and the grader, on loopback, are reached directly (``NO_PROXY``).
+    """
+    env = {}
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        env[name] = env[name.lower()] = REFUSING_PROXY
+    env["NO_PROXY"] = env["no_proxy"] = LOOPBACK_HOSTS
+    return env
 
 
 class CliAgent:
@@ -143,6 +173,9 @@ class CliAgent:
         argv, env = self.command(ctx, executable, gateway, model, prompt)
         argv = [*ctx.options.get("wrapper", []), *argv, *ctx.options.get("extra_args", [])]
         env = {"PATH": self.path_env(ctx, executable), "HOME": str(home), **env}
+        write_login_profile(home, env["PATH"])
+        if not ctx.options.get("allow_network", False):
+            env.update(offline_env())
         return AgentLaunch(argv=tuple(argv), env=env)
 
     def collect(self, ctx: AgentContext, run_dir: Path) -> list[Path]:
