@@ -1,0 +1,50 @@
+"""codex adapter: the custom provider, flags, environment, and parsing a real rollout."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from autorl_agent_cli_common.testing import cli_context
+from autorl_agent_cli_common.trajectory import read_trajectory
+from autorl_agent_codex.agent import CodexAgent
+
+from autorl.testing import conformance
+
+DATA = Path(__file__).parent / "data"
+
+
+class TestCodexConformance(conformance.AgentConformance):
+    plugin_module = "autorl_agent_codex.plugin"
+    driver = "openai/gpt-5.2"
+    agent_options = {"executable": "echo"}
+
+
+def test_exec_through_a_custom_provider(tmp_path: Path) -> None:
+    launch = CodexAgent().launch(cli_context(tmp_path))
+    argv, env = list(launch.argv), dict(launch.env)
+    assert argv[1:3] == ["exec", "--json"]
+    assert "--dangerously-bypass-approvals-and-sandbox" in argv
+    assert "--skip-git-repo-check" in argv
+    configs = [argv[i + 1] for i, a in enumerate(argv) if a == "-c"]
+    assert 'model="gpt-5.2"' in configs and 'model_provider="autorl"' in configs
+    provider = next(c for c in configs if c.startswith("model_providers.autorl="))
+    assert '"http://127.0.0.1:6000/v1"' in provider and 'wire_api="responses"' in provider
+    assert 'env_key="AUTORL_GATEWAY_KEY"' in provider
+    assert env["AUTORL_GATEWAY_KEY"] == "run-token"
+    assert env["CODEX_HOME"] == str(tmp_path / "home" / ".codex")
+    assert "Train the model." in argv[-1]
+
+
+def test_rollout_becomes_common_events(tmp_path: Path) -> None:
+    sessions = tmp_path / "home" / ".codex" / "sessions" / "2026" / "11" / "23"
+    sessions.mkdir(parents=True)
+    shutil.copy(DATA / "rollout-submit.jsonl", sessions / "rollout-x.jsonl")
+    written = CodexAgent().collect_from(tmp_path / "home", tmp_path / "ws", tmp_path / "run")
+    events = read_trajectory(written[-1])
+    call = next(e for e in events if e["type"] == "tool_call")
+    assert call["name"] == "exec_command" and "output/ckpt" in call["arguments"]["cmd"]
+    result = next(e for e in events if e["type"] == "tool_result")
+    assert result["id"] == call["id"] and "scored" in result["output"]
+    turns = [e for e in events if e["type"] == "turn"]
+    assert len(turns) == 2 and all(t["usage"]["input_tokens"] > 0 for t in turns)

@@ -1,0 +1,55 @@
+"""opencode adapter: inline config, prompt file, environment, and reading a real store."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from autorl_agent_cli_common.testing import cli_context
+from autorl_agent_cli_common.trajectory import read_trajectory
+from autorl_agent_opencode.agent import OpenCodeAgent
+
+from autorl.testing import conformance
+
+DATA = Path(__file__).parent / "data"
+
+
+class TestOpenCodeConformance(conformance.AgentConformance):
+    plugin_module = "autorl_agent_opencode.plugin"
+    driver = "openai/gpt-5.2"
+    agent_options = {"executable": "echo"}
+
+
+def test_inline_provider_config_and_prompt_file(tmp_path: Path) -> None:
+    ctx = cli_context(tmp_path)
+    launch = OpenCodeAgent().launch(ctx)
+    argv, env = list(launch.argv), dict(launch.env)
+    assert argv[1:4] == ["run", "--format", "json"]
+    assert argv[argv.index("--model") + 1] == "autorl/gpt-5.2"
+    assert argv[argv.index("--title") + 1] == "autorl"
+    config = json.loads(env["OPENCODE_CONFIG_CONTENT"])
+    provider = config["provider"]["autorl"]
+    assert provider["options"]["baseURL"] == "http://127.0.0.1:6000/v1"
+    assert provider["options"]["apiKey"] == "{env:AUTORL_GATEWAY_KEY}"
+    assert env["AUTORL_GATEWAY_KEY"] == "run-token"
+    assert config["autoupdate"] is False and config["permission"]["bash"] == "allow"
+    prompt_file = Path(config["instructions"][0])
+    assert "Train the model." in prompt_file.read_text()
+    assert not prompt_file.is_relative_to(ctx.workspace)
+    assert env["PWD"] == str(ctx.workspace)
+    assert env["OPENCODE_DISABLE_AUTOUPDATE"] == env["OPENCODE_DISABLE_MODELS_FETCH"] == "1"
+
+
+def test_store_becomes_common_events(tmp_path: Path) -> None:
+    store = tmp_path / "home" / ".local" / "share" / "opencode"
+    store.mkdir(parents=True)
+    shutil.copy(DATA / "opencode-submit.db", store / "opencode.db")
+    written = OpenCodeAgent().collect_from(tmp_path / "home", tmp_path / "ws", tmp_path / "run")
+    events = read_trajectory(written[-1])
+    call = next(e for e in events if e["type"] == "tool_call")
+    assert call["name"] == "bash" and "output/ckpt" in call["arguments"]["command"]
+    result = next(e for e in events if e["type"] == "tool_result")
+    assert result["id"] == call["id"] and result["ok"] and "scored" in result["output"]
+    turns = [e for e in events if e["type"] == "turn"]
+    assert len(turns) == 2 and turns[0]["usage"]["input_tokens"] > 0

@@ -1,0 +1,49 @@
+"""openhands adapter: environment, offline git config, and reading a real conversation."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from autorl_agent_cli_common.testing import cli_context
+from autorl_agent_cli_common.trajectory import read_trajectory
+from autorl_agent_openhands.agent import OpenHandsAgent
+
+from autorl.testing import conformance
+
+DATA = Path(__file__).parent / "data"
+
+
+class TestOpenHandsConformance(conformance.AgentConformance):
+    plugin_module = "autorl_agent_openhands.plugin"
+    driver = "openai/gpt-5.2"
+    agent_options = {"executable": "echo"}
+
+
+def test_headless_through_litellm(tmp_path: Path) -> None:
+    ctx = cli_context(tmp_path)
+    launch = OpenHandsAgent().launch(ctx)
+    argv, env = list(launch.argv), dict(launch.env)
+    for flag in ("--headless", "--json", "--override-with-envs", "--always-approve"):
+        assert flag in argv
+    assert "Train the model." in argv[argv.index("-t") + 1]
+    assert env["LLM_MODEL"] == "openai/gpt-5.2"
+    assert env["LLM_BASE_URL"] == "http://127.0.0.1:6000/v1"
+    assert env["LLM_API_KEY"] == "run-token"
+    assert env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    assert env["OPENHANDS_WORK_DIR"] == str(ctx.workspace)
+    gitconfig = (tmp_path / "home" / ".gitconfig").read_text()
+    assert "insteadOf = https://github.com/" in gitconfig
+
+
+def test_conversation_becomes_common_events(tmp_path: Path) -> None:
+    conversations = tmp_path / "home" / ".openhands" / "conversations"
+    shutil.copytree(DATA / "conversation", conversations / "c1")
+    written = OpenHandsAgent().collect_from(tmp_path / "home", tmp_path / "ws", tmp_path / "run")
+    events = read_trajectory(written[-1])
+    names = [e["name"] for e in events if e["type"] == "tool_call"]
+    assert names == ["terminal", "finish"]
+    result = next(e for e in events if e["type"] == "tool_result" and e["name"] == "terminal")
+    assert result["ok"] and "scored" in result["output"]
+    turns = [e for e in events if e["type"] == "turn"]
+    assert len(turns) == 2 and all(t["usage"]["input_tokens"] > 0 for t in turns)
