@@ -315,7 +315,7 @@ STATE_CHANGE = {
 
 N_DISTRACTORS = (4, 7)
 RESERVED_GOALS = {
-    ("pick_clean_then_place_in_recep", "Ladle", "Cabinet", ""),
+    ("pick_clean_then_place_in_recep", "Ladle", "Shelf", ""),
     ("look_at_obj_in_light", "Newspaper", "", "DeskLamp"),
 }
 """The goals of the prompt's two worked examples: no shipped game uses them."""

@@ -27,7 +27,12 @@ if str(KIT_DIR) not in sys.path:
     sys.path.insert(0, str(KIT_DIR))
 
 from alfworld_env.env import DEFAULT_MAX_STEPS, AlfWorldEnv  # noqa: E402
-from alfworld_env.prompt import HISTORY_WINDOW, build_messages, extract_action  # noqa: E402
+from alfworld_env.prompt import (  # noqa: E402
+    HISTORY_WINDOW,
+    STOP,
+    build_messages,
+    extract_action,
+)
 
 GAMES_DIR = KIT_DIR / "alfworld_games"
 GAME_FILE = "game.tw-pddl"
@@ -37,6 +42,7 @@ SUCCESS_THRESHOLD = 1.0
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "HISTORY_WINDOW",
+    "STOP",
     "SUCCESS_THRESHOLD",
     "AlfWorldEnv",
     "build_messages",

@@ -20,49 +20,47 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-HISTORY_WINDOW = 6
+HISTORY_WINDOW = 3
 """Turns (action + observation) sent in full; older ones are summarised by their actions."""
+STOP = ("\n",)
+"""One action per line: generation may stop at the first newline (the reference's stop)."""
 
-INSTRUCTION = """Interact with a household to solve a task. Each turn, reply with exactly one \
-line: an action (go to X, open X, close X, take X from Y, move X to Y, heat X with Y, cool X \
-with Y, clean X with Y, use X, examine X, look, inventory) or a thought starting with "think:". \
-Here are two examples."""
+INSTRUCTION = """Interact with a household to solve a task. Reply with one line: an action \
+(go to X, open X, close X, take X from Y, move X to Y, heat/cool/clean X with Y, use X, \
+examine X, look, inventory) or a thought "think: ...". Two examples:"""
 
 EXAMPLE_CLEAN = """You are in the middle of a room. Looking quickly around you, you see a \
-cabinet 2, a cabinet 1, a countertop 1, a drawer 1, a fridge 1, a microwave 1, a sinkbasin 1, \
-and a toaster 1.
-Your task is to: put a clean ladle in cabinet.
-> think: I need to find a ladle, clean it with sinkbasin 1, then put it in a cabinet. A ladle \
-is likely on the countertop or in a drawer.
+diningtable 1, a shelf 1, and a sinkbasin 1.
+Your task is to: put a clean ladle in shelf.
+> think: Find a ladle, clean it with sinkbasin 1, put it on shelf 1.
 OK.
-> go to countertop 1
-You arrive at countertop 1. On the countertop 1, you see a bread 1, and a ladle 1.
-> take ladle 1 from countertop 1
-You pick up the ladle 1 from the countertop 1.
+> go to diningtable 1
+You arrive at diningtable 1. On the diningtable 1, you see a ladle 1.
+> take ladle 1 from diningtable 1
+You pick up the ladle 1 from the diningtable 1.
 > go to sinkbasin 1
 You arrive at sinkbasin 1. On the sinkbasin 1, you see nothing.
 > clean ladle 1 with sinkbasin 1
 You clean the ladle 1 using the sinkbasin 1.
-> go to cabinet 1
-You arrive at cabinet 1. The cabinet 1 is closed.
-> open cabinet 1
-You open the cabinet 1. The cabinet 1 is open. In it, you see nothing.
-> move ladle 1 to cabinet 1
-You move the ladle 1 to the cabinet 1."""
+> go to shelf 1
+You arrive at shelf 1. On the shelf 1, you see nothing.
+> move ladle 1 to shelf 1
+You move the ladle 1 to the shelf 1."""
 
 EXAMPLE_LAMP = """You are in the middle of a room. Looking quickly around you, you see a \
-armchair 1, a drawer 2, a drawer 1, a sidetable 1, and a sofa 1.
+drawer 1, a sidetable 1, and a sofa 1.
 Your task is to: examine the newspaper with the desklamp.
-> think: I need to find a newspaper, take it, then find a desklamp and use it.
-OK.
 > go to sofa 1
-You arrive at sofa 1. On the sofa 1, you see a newspaper 1, and a pillow 1.
+You arrive at sofa 1. On the sofa 1, you see a newspaper 1.
 > take newspaper 1 from sofa 1
 You pick up the newspaper 1 from the sofa 1.
 > go to sidetable 1
-You arrive at sidetable 1. On the sidetable 1, you see a desklamp 1, and a keychain 1.
+You arrive at sidetable 1. On the sidetable 1, you see a desklamp 1.
 > use desklamp 1
 You turn on the desklamp 1."""
+
+FOLDED_ACTIONS = 8
+"""At most this many of the omitted turns' actions are listed (the most recent ones)."""
 
 ACTION_PREFIX_RE = re.compile(r"^\s*(?:>\s*|action\s*:\s*)", re.IGNORECASE)
 
@@ -90,7 +88,9 @@ def build_messages(
     folded = max(0, len(actions) - window)
     task = observations[0]
     if folded:
-        task += "\n(earlier turns omitted; your actions were: " + "; ".join(actions[:folded]) + ")"
+        listed = list(actions[max(0, folded - FOLDED_ACTIONS) : folded])
+        more = "...; " if folded > FOLDED_ACTIONS else ""
+        task += f"\n(earlier turns omitted; your actions were: {more}{'; '.join(listed)})"
     messages = [{"role": "user", "content": first_user_message(task)}]
     for index in range(folded, len(actions)):
         messages.append({"role": "assistant", "content": actions[index]})

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from autorl_task_alfworld.env import DEFAULT_MAX_STEPS, AlfWorldEnv
-from autorl_task_alfworld.prompt import HISTORY_WINDOW, build_messages, extract_action
+from autorl_task_alfworld.prompt import HISTORY_WINDOW, STOP, build_messages, extract_action
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
+    "ENV_OPTIONS",
     "HISTORY_WINDOW",
+    "STOP",
     "AlfWorldEnv",
     "build_messages",
     "episode_metrics",
@@ -28,6 +30,10 @@ __all__ = [
     "load_sessions",
     "make_env",
 ]
+
+
+ENV_OPTIONS = {"max_steps": "steps per game before it ends unsolved (50)"}
+"""The ``evaluator_config`` keys ``make_env`` reads (the rollout evaluator checks them)."""
 
 
 def _rows(eval_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
