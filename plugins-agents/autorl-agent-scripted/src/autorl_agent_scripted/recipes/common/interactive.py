@@ -1,0 +1,386 @@
+"""The interactive (level 3) recipe: SFT warm-up on expert episodes, then GRPO on online rollouts.
+
+The route of the paper's best ALFWorld run, sized to a CPU budget. It works for any task whose
+workspace kit follows the kit contract (``make_env``, ``train_ids``, ``expert_episode``,
+``build_messages``, ``extract_action``, ``HISTORY_WINDOW``; see docs/evaluators/rollout.md):
+
+1. **SFT warm-up**: every step of the expert's episodes on train sessions becomes a
+   prompt-completion pair in exactly the grader's prompt format (TRL ``SFTTrainer``, loss on
+   the action only); merge, save, submit.
+2. **Online GRPO**: play groups of episodes in the kit's environment (one batched generation
+   per turn across every live episode, sampled), score each episode with the environment's
+   reward, and push up the log-probability of every action of an episode in proportion to its
+   group-normalised advantage (episodes of the same session form a group). TRL's GRPOTrainer is
+   single-turn (one completion per prompt, reward from a function): a multi-turn episode needs
+   the environment between turns, so this loop is written here, on plain torch + PEFT.
+   Save and submit after each GRPO phase.
+
+Each phase gets a share of the budget read from ``GET /budget``; training stops between steps
+at the phase's deadline; evaluations run on the grader while the next phase trains.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recipe_common import (
+    Clock,
+    GraderClient,
+    StepTimes,
+    Submissions,
+    device,
+    load_base,
+    log,
+    merged,
+    save_checkpoint,
+    workspace,
+)
+from training import lora_config, phase_seconds, run_sft
+
+
+def parse_args(argv: list[str] | None = None, description: str = "") -> argparse.Namespace:
+    env = os.environ.get
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--mode", choices=("lora", "full"), default=env("RECIPE_MODE", "lora"))
+    p.add_argument("--no-grpo", action="store_true", help="SFT warm-up only")
+    p.add_argument(
+        "--sft-share", type=float, default=0.55, help="share of the budget for the SFT warm-up"
+    )
+    p.add_argument("--sft-batch-size", type=int, default=8)
+    p.add_argument("--sft-lr", type=float, default=None, help="default 5e-4 LoRA, 5e-5 full")
+    p.add_argument(
+        "--sft-episodes",
+        type=int,
+        default=160,
+        help="expert episodes for SFT (0: every train session); ~5 turns each, more than a "
+        "CPU budget trains on, and each costs expert play and tokenizing",
+    )
+    p.add_argument("--max-length", type=int, default=768)
+    p.add_argument("--grpo-sessions", type=int, default=4, help="sessions per GRPO step")
+    p.add_argument("--grpo-group", type=int, default=4, help="episodes per session (a group)")
+    p.add_argument("--grpo-lr", type=float, default=None, help="default 1e-4 LoRA, 1e-5 full")
+    p.add_argument("--grpo-temperature", type=float, default=1.0)
+    p.add_argument("--grpo-steps", type=int, default=20, help="cap on GRPO steps")
+    p.add_argument("--max-new-tokens", type=int, default=32)
+    p.add_argument("--lora-r", type=int, default=16)
+    p.add_argument("--margin", type=float, default=0.06, help="share of the budget kept free")
+    p.add_argument("--min-margin", type=float, default=8.0)
+    p.add_argument("--seed", type=int, default=int(env("AUTORL_SEED", "0") or 0))
+    return p.parse_args(argv)
+
+
+# data ------------------------------------------------------------------------------------------
+
+
+def expert_rows(kit: Any, session_ids: list[str]) -> tuple[list[dict[str, Any]], int]:
+    """SFT rows (conversational prompt-completion) from the expert's successful episodes."""
+    rows: list[dict[str, Any]] = []
+    episodes = 0
+    for session_id in session_ids:
+        episode = kit.expert_episode(session_id)
+        if not episode.get("success", episode.get("reward", 0) > 0):
+            continue
+        episodes += 1
+        for step in episode["steps"]:
+            rows.append(
+                {
+                    "prompt": step["messages"],
+                    "completion": [{"role": "assistant", "content": step["action"]}],
+                }
+            )
+    return rows, episodes
+
+
+# rollouts --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Episode:
+    """One episode played by the policy: the prompt and sampled reply tokens of every turn."""
+
+    session_id: str
+    group: int
+    env: Any
+    observations: list[str]
+    actions: list[str] = field(default_factory=list)
+    turns: list[tuple[list[int], list[int]]] = field(default_factory=list)
+    """(prompt token ids, reply token ids) per turn, as sampled."""
+    reward: float = 0.0
+    done: bool = False
+    success: bool = False
+
+
+def _prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def play(
+    model: Any,
+    tokenizer: Any,
+    kit: Any,
+    session_ids: list[str],
+    *,
+    group_size: int,
+    temperature: float,
+    max_new_tokens: int,
+    max_steps: int | None = None,
+) -> list[Episode]:
+    """Play ``group_size`` episodes of each session in lockstep: one batched ``generate`` per
+    turn over every live episode (left padding), sampling at ``temperature`` (0: greedy)."""
+    import torch
+
+    episodes: list[Episode] = []
+    for group, session_id in enumerate(session_ids):
+        for _ in range(group_size):
+            env = kit.make_env(max_steps) if max_steps else kit.make_env()
+            observation, _ = env.reset(session_id)
+            episodes.append(Episode(session_id, group, env, [observation]))
+    eos = tokenizer.eos_token_id
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
+    model.eval()
+    while live := [e for e in episodes if not e.done]:
+        prompts = [
+            _prompt_ids(
+                tokenizer, kit.build_messages(e.observations, e.actions, kit.HISTORY_WINDOW)
+            )
+            for e in live
+        ]
+        width = max(len(p) for p in prompts)
+        input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
+        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+        sampling: dict[str, Any] = {"do_sample": temperature > 0}
+        if temperature > 0:
+            sampling["temperature"] = temperature
+        with torch.no_grad():
+            output = model.generate(
+                input_ids=input_ids.to(model.device),
+                attention_mask=attention.to(model.device),
+                max_new_tokens=max_new_tokens,
+                pad_token_id=pad,
+                **sampling,
+            )
+        for episode, prompt, row in zip(live, prompts, output[:, width:].tolist(), strict=True):
+            reply_ids = row[: row.index(eos) + 1] if eos in row else row
+            reply_ids = [t for t in reply_ids if t != pad or t == eos]
+            reply = tokenizer.decode(reply_ids, skip_special_tokens=True)
+            action = kit.extract_action(reply) or (reply.strip().splitlines() or [""])[0]
+            observation, reward, done, info = episode.env.step(action)
+            episode.turns.append((prompt, reply_ids))
+            episode.actions.append(action)
+            episode.observations.append(observation)
+            if done:
+                episode.done, episode.reward = True, float(reward)
+                episode.success = bool(info.get("success", reward >= 1.0))
+    return episodes
+
+
+def advantages(episodes: list[Episode]) -> list[float]:
+    """Group-normalised rewards: (r - mean of its group) / (std of its group + eps); a group
+    whose episodes all scored the same carries no signal (advantage 0)."""
+    groups: dict[int, list[float]] = {}
+    for episode in episodes:
+        groups.setdefault(episode.group, []).append(episode.reward)
+    out = []
+    for episode in episodes:
+        rewards = groups[episode.group]
+        mean = sum(rewards) / len(rewards)
+        std = (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5
+        out.append(0.0 if std < 1e-6 else (episode.reward - mean) / (std + 1e-4))
+    return out
+
+
+def policy_loss_step(
+    model: Any, optimizer: Any, episodes: list[Episode], advs: list[float], micro_batch: int = 8
+) -> int:
+    """One optimiser step of REINFORCE with group baselines (GRPO without clipping: one update
+    per batch of fresh rollouts is on-policy). Returns the number of turns trained on."""
+    import torch
+
+    samples = [
+        (prompt, reply, adv)
+        for episode, adv in zip(episodes, advs, strict=True)
+        if adv != 0.0
+        for prompt, reply in episode.turns
+        if reply
+    ]
+    if not samples:
+        return 0
+    model.train()
+    optimizer.zero_grad()
+    for start in range(0, len(samples), micro_batch):
+        chunk = samples[start : start + micro_batch]
+        width = max(len(p) + len(r) for p, r, _ in chunk)
+        ids = torch.zeros((len(chunk), width), dtype=torch.long)
+        mask = torch.zeros((len(chunk), width), dtype=torch.long)
+        reply_mask = torch.zeros((len(chunk), width), dtype=torch.float)
+        for row, (prompt, reply, _) in enumerate(chunk):
+            tokens = prompt + reply
+            ids[row, : len(tokens)] = torch.tensor(tokens)
+            mask[row, : len(tokens)] = 1
+            reply_mask[row, len(prompt) : len(tokens)] = 1.0
+        ids, mask, reply_mask = (
+            ids.to(model.device),
+            mask.to(model.device),
+            reply_mask.to(model.device),
+        )
+        logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+        logp = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+        target = reply_mask[:, 1:]
+        per_sample = (logp * target).sum(-1) / target.sum(-1).clamp(min=1.0)
+        weights = torch.tensor([a for _, _, a in chunk], device=model.device)
+        loss = -(weights * per_sample).sum() / len(samples)
+        loss.backward()
+    torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
+    optimizer.step()
+    return len(samples)
+
+
+def run_online_grpo(
+    model: Any,
+    tokenizer: Any,
+    kit: Any,
+    session_ids: list[str],
+    *,
+    args: argparse.Namespace,
+    seconds: float,
+    step_times: StepTimes,
+) -> tuple[Any, int]:
+    """GRPO steps on fresh rollouts until ``seconds`` pass; returns (merged model, steps)."""
+    import torch
+
+    if args.mode == "lora":
+        from peft import get_peft_model
+
+        model = get_peft_model(model, lora_config(args.lora_r))
+    lr = args.grpo_lr or (1e-4 if args.mode == "lora" else 1e-5)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
+    deadline = time.monotonic() + seconds
+    rng = random.Random(args.seed + 17)
+    steps = 0
+    while steps < args.grpo_steps:
+        step_s = step_times.seconds.get("online-grpo")
+        if step_s and time.monotonic() + step_s > deadline:
+            log(
+                f"  grpo: a step takes ~{step_s:.0f}s; stopping with "
+                f"{deadline - time.monotonic():.0f}s left"
+            )
+            break
+        started = time.monotonic()
+        chosen = rng.sample(session_ids, min(args.grpo_sessions, len(session_ids)))
+        episodes = play(
+            model,
+            tokenizer,
+            kit,
+            chosen,
+            group_size=args.grpo_group,
+            temperature=args.grpo_temperature,
+            max_new_tokens=args.max_new_tokens,
+        )
+        advs = advantages(episodes)
+        played = time.monotonic() - started
+        trained = policy_loss_step(model, optimizer, episodes, advs)
+        steps += 1
+        elapsed = time.monotonic() - started
+        step_times.seconds["online-grpo"] = elapsed
+        mean = sum(e.reward for e in episodes) / len(episodes)
+        wins = sum(e.success for e in episodes)
+        log(
+            f"  grpo step {steps}: {len(episodes)} episodes, mean reward {mean:.2f}, "
+            f"{wins} successes, {trained} turns trained; rollouts {played:.0f}s, "
+            f"step {elapsed:.0f}s"
+        )
+        if time.monotonic() >= deadline:
+            break
+    return merged(model), steps
+
+
+# the plan --------------------------------------------------------------------------------------
+
+
+def main(kit: Any, args: argparse.Namespace) -> int:
+    root = workspace()
+    client = GraderClient.from_env()
+    budget = client.budget()
+    clock = Clock.from_budget(budget, args.margin, args.min_margin)
+    subs = Submissions(
+        client, int(budget.get("max_submissions") or 1) - int(budget.get("submissions_used") or 0)
+    )
+    log(
+        f"budget {budget.get('remaining_s'):.0f}s left, {subs.left()} submissions; working "
+        f"until {clock.left():.0f}s from now; mode {args.mode}, device {device()}"
+    )
+    session_ids = list(kit.train_ids())
+    random.Random(args.seed).shuffle(session_ids)
+    sft_ids = session_ids[: args.sft_episodes] if args.sft_episodes else session_ids
+    rows, n_expert = expert_rows(kit, sft_ids)
+    random.Random(args.seed + 1).shuffle(rows)
+    log(f"{len(session_ids)} train sessions; {len(rows)} SFT turns from {n_expert} expert episodes")
+    model, tokenizer = load_base(root / "models" / "base")
+    output = root / "output"
+    save_reserve = 5.0 + sum(p.numel() for p in model.parameters()) * 4 / 150e6
+    step_times = StepTimes()
+    phases = ["sft"] if args.no_grpo else ["sft", "grpo"]
+    version = 0
+    for index, phase in enumerate(phases):
+        if subs.left() < 1:
+            log("no submissions left: stopping")
+            break
+        if phase == "sft" and len(phases) > 1:
+            seconds = max(0.0, clock.left() - 2 * save_reserve) * args.sft_share
+        else:
+            seconds = phase_seconds(clock.left(), save_reserve, len(phases) - index)
+        if seconds < 5.0:
+            log(f"{clock.left():.0f}s left: not enough for the {phase} phase")
+            break
+        log(f"phase {index + 1}/{len(phases)}: {phase} for up to {seconds:.0f}s")
+        started = time.monotonic()
+        if phase == "sft":
+            model, steps = run_sft(
+                model,
+                tokenizer,
+                rows,
+                mode=args.mode,
+                seconds=seconds,
+                scratch=output / ".trainer",
+                batch_size=args.sft_batch_size,
+                lr=args.sft_lr or (5e-4 if args.mode == "lora" else 5e-5),
+                epochs=1.0,
+                max_length=args.max_length,
+                lora_r=args.lora_r,
+                seed=args.seed,
+                step_times=step_times,
+            )
+        else:
+            model, steps = run_online_grpo(
+                model,
+                tokenizer,
+                kit,
+                session_ids,
+                args=args,
+                seconds=seconds,
+                step_times=step_times,
+            )
+        log(f"{phase}: {steps} steps in {time.monotonic() - started:.0f}s")
+        if steps == 0:
+            continue
+        version += 1
+        model.eval()
+        target = output / f"v{version}-{phase}"
+        save_reserve = max(save_reserve, 1.5 * save_checkpoint(model, tokenizer, target))
+        subs.submit(str(Path("output") / target.name))
+        subs.poll()
+    subs.wait(until=clock.deadline)
+    scored = {i: s for i, s in subs.scores.items() if s is not None}
+    if scored:
+        best = max(scored, key=lambda i: scored[i])
+        log(f"done: best submission {best} with score {scored[best]}")
+    else:
+        log(f"done: {len(subs.ids)} submission(s), none scored yet (the grader finishes them)")
+    return 0

@@ -1,0 +1,86 @@
+"""The interactive recipe (SFT warm-up on the expert, online GRPO) on the tiny model and the
+real WebShop environment of the kit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+def test_expert_rows_are_the_graders_prompts_with_the_experts_actions(
+    webshop_workspace: Path,
+) -> None:
+    import autorl_kit as kit
+    import interactive
+
+    ids = kit.train_ids()[:3]
+    rows, episodes = interactive.expert_rows(kit, ids)
+    assert episodes == 3
+    first = kit.expert_episode(ids[0])
+    assert rows[0]["prompt"] == first["steps"][0]["messages"]
+    assert rows[0]["completion"] == [{"role": "assistant", "content": first["steps"][0]["action"]}]
+    assert rows[len(first["steps"]) - 1]["completion"][0]["content"] == "click[buy now]"
+    assert len(rows) == sum(len(kit.expert_episode(i)["steps"]) for i in ids)
+
+
+def test_advantages_are_normalised_within_each_group() -> None:
+    import sys
+
+    from autorl_agent_scripted.agent import RECIPES
+
+    sys.path.insert(0, str(RECIPES / "common"))
+    import interactive
+
+    def episode(group: int, reward: float) -> interactive.Episode:
+        return interactive.Episode("s", group, None, ["o"], reward=reward)
+
+    eps = [episode(0, 1.0), episode(0, 0.0), episode(1, 0.5), episode(1, 0.5)]
+    advs = interactive.advantages(eps)
+    assert advs[0] == pytest.approx(1.0, abs=1e-3) and advs[1] == pytest.approx(-1.0, abs=1e-3)
+    assert advs[2:] == [0.0, 0.0]  # a group that scored alike carries no signal
+
+
+def test_play_runs_lockstep_episodes_in_the_kit_env(webshop_workspace: Path) -> None:
+    import autorl_kit as kit
+    import interactive
+    from recipe_common import load_base
+
+    model, tokenizer = load_base(webshop_workspace / "models" / "base")
+    ids = kit.train_ids()[:2]
+    episodes = interactive.play(
+        model, tokenizer, kit, ids, group_size=2, temperature=1.0, max_new_tokens=8, max_steps=3
+    )
+    assert [e.session_id for e in episodes] == [ids[0], ids[0], ids[1], ids[1]]
+    assert [e.group for e in episodes] == [0, 0, 1, 1]
+    for e in episodes:
+        assert e.done and 1 <= len(e.turns) <= 3 and len(e.observations) == len(e.actions) + 1
+        prompt, reply = e.turns[0]
+        text = tokenizer.decode(prompt)
+        assert "Instruction:" in text and len(reply) <= 8
+
+
+def test_policy_step_changes_only_with_signal(webshop_workspace: Path) -> None:
+    import autorl_kit as kit
+    import interactive
+    import torch
+    from recipe_common import load_base
+
+    model, tokenizer = load_base(webshop_workspace / "models" / "base")
+    episodes = interactive.play(
+        model,
+        tokenizer,
+        kit,
+        kit.train_ids()[:1],
+        group_size=2,
+        temperature=1.0,
+        max_new_tokens=6,
+        max_steps=2,
+    )
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    before = [p.detach().clone() for p in model.parameters()]
+    assert interactive.policy_loss_step(model, optimizer, episodes, [0.0, 0.0]) == 0
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    trained = interactive.policy_loss_step(model, optimizer, episodes, [1.0, -1.0])
+    assert trained == sum(len(e.turns) for e in episodes)
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
