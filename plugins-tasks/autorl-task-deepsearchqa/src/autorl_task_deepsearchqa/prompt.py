@@ -16,7 +16,7 @@ from collections.abc import Sequence
 HISTORY_WINDOW = 1
 """Only the latest results in full: each hop needs only the entry the last search found, and the
 tiny model's 1,024-token context holds the rules, the example and one full observation."""
-ACTION_CHARS = 160
+ACTION_CHARS = 100
 """Earlier actions are shown cut to this length (the longest expert action has 91 characters),
 so an untrained model's rambling replies do not push the prompt past a small context."""
 ACTION_IN_TEXT_RE = re.compile(r"(search|answer)\s*\[([^\]\n]*)\]", re.IGNORECASE)
