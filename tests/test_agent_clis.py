@@ -165,7 +165,7 @@ def test_cli_agent_real_run(
     records = read_jsonl(run_dir / "submissions.jsonl")
     scored = [r for r in records if r.get("status") == "scored"]
     assert scored, records
-    assert scored[-1]["model_path"] == "output/ckpt"
+    assert any(r.get("model_path") == "output/ckpt" for r in records), records
 
     # the report lists the driver calls and their token counts
     summary = json.loads((run_dir / "report" / "summary.json").read_text())
