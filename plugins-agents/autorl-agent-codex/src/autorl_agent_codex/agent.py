@@ -82,9 +82,22 @@ class CodexAgent(CliAgent):
 
 def parse_rollouts(files: list[Path]) -> list[TrajectoryEvent]:
     """Codex rollout files: ``response_item`` rows (messages, function calls and outputs) and
-    ``event_msg`` rows whose ``token_count`` closes a model turn."""
+    ``event_msg`` rows whose ``token_count`` closes a model call.
+
+    A model call's items come before its token count, so a ``turn`` is opened at the first
+    item the model produced and gets its usage when the count arrives.
+    """
     events: list[TrajectoryEvent] = []
-    turn = 0
+    turn: TrajectoryEvent | None = None
+    index = 0
+
+    def open_turn(when: str | None) -> None:
+        nonlocal turn, index
+        if turn is None:
+            index += 1
+            turn = TrajectoryEvent("turn", index=index, time=when)
+            events.append(turn)
+
     for path in files:
         for row in read_jsonl_lenient(path):
             payload = row.get("payload") or {}
@@ -95,8 +108,11 @@ def parse_rollouts(files: list[Path]) -> list[TrajectoryEvent]:
                     role = payload.get("role")
                     text = text_of(payload.get("content"))
                     if text and role in ("user", "assistant"):
+                        if role == "assistant":
+                            open_turn(when)
                         events.append(TrajectoryEvent("message", role=role, text=text, time=when))
                 elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+                    open_turn(when)
                     raw = payload.get("arguments", payload.get("input", payload.get("action")))
                     try:
                         arguments = json.loads(raw) if isinstance(raw, str) else raw
@@ -123,16 +139,11 @@ def parse_rollouts(files: list[Path]) -> list[TrajectoryEvent]:
             elif row.get("type") == "event_msg" and kind == "token_count":
                 last = ((payload.get("info") or {}).get("last_token_usage")) or {}
                 if last:
-                    turn += 1
-                    events.append(
-                        TrajectoryEvent(
-                            "turn",
-                            index=turn,
-                            time=when,
-                            usage={
-                                "input_tokens": int(last.get("input_tokens") or 0),
-                                "output_tokens": int(last.get("output_tokens") or 0),
-                            },
-                        )
-                    )
+                    open_turn(when)
+                    assert turn is not None
+                    turn.usage = {
+                        "input_tokens": int(last.get("input_tokens") or 0),
+                        "output_tokens": int(last.get("output_tokens") or 0),
+                    }
+                    turn = None
     return events
