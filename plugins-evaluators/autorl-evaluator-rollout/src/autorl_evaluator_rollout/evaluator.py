@@ -20,6 +20,7 @@ from autorl.errors import ConfigError
 from autorl.types import EvalRequest, EvalResult
 from autorl_evaluator_rollout.lockstep import Episode, Lockstep, Messages, Reply
 from autorl_evaluator_rollout.options import Settings, env_config, parse_settings
+from autorl_evaluator_rollout.prefix_decoding import PrefixCachedDecoder, supports_prefix_cache
 from autorl_evaluator_rollout.protocol import Protocol, load_protocol
 
 TRAJECTORIES = "trajectories.jsonl"
@@ -41,8 +42,12 @@ class GeneratorPolicy:
     stop: Sequence[str] = ()
     turn: int = 0
 
+    decoder: Any = None
+    """A :class:`PrefixCachedDecoder` over the same model (CPU path), or None."""
+
     def __call__(self, prompts: list[Messages]) -> list[Reply]:
-        completions = self.generator.completions(
+        engine = self.decoder if self.decoder is not None else self.generator
+        completions = engine.completions(
             prompts,
             max_new_tokens=self.max_new_tokens,
             batch_size=self.batch_size,
@@ -52,6 +57,15 @@ class GeneratorPolicy:
         )
         self.turn += 1
         return [Reply(text=c.text, tokens=c.tokens) for c in completions]
+
+
+def prefix_decoder(generator: Any, enabled: bool) -> PrefixCachedDecoder | None:
+    """The prefix-cached CPU decoder when it applies (transformers backend, full attention)."""
+    if not enabled or getattr(generator, "backend", None) != "transformers":
+        return None
+    if not supports_prefix_cache(generator.model):
+        return None
+    return PrefixCachedDecoder(generator.model, generator.tokenizer)
 
 
 def load_generator(model_dir: Path, device: str) -> Any:
@@ -150,6 +164,7 @@ class RolloutEvaluator:
             temperature=settings.temperature,
             seed=request.seed,
             stop=protocol.stop,
+            decoder=prefix_decoder(generator, settings.prefix_cache),
         )
         lockstep = Lockstep(
             make_env=lambda: protocol.make_env(task_config, eval_path),
@@ -171,6 +186,7 @@ class RolloutEvaluator:
         metrics = summarize(episodes, seconds)
         metrics.update(
             backend=getattr(generator, "backend", "unknown"),
+            prefix_cache=policy.decoder is not None,
             turns=lockstep.turns,
             load_seconds=round(loaded - started, 2),
         )

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "history_window": 4,
     "device": "auto",
     "limit": None,
+    "prefix_cache": True,
 }
 DESCRIPTIONS: dict[str, str] = {
     "protocol": "importable protocol module of the installed task package (required)",
@@ -34,6 +35,7 @@ DESCRIPTIONS: dict[str, str] = {
     "history_window": "recent observations shown in full in the prompt (4)",
     "device": "auto (a CUDA GPU when present), cpu, cuda, cuda:1...",
     "limit": "play only the first N sessions (None = all)",
+    "prefix_cache": "CPU: compute the prompts' shared prefix once (true); vLLM does it itself",
 }
 
 
@@ -48,6 +50,7 @@ class Settings:
     history_window: int
     device: str
     limit: int | None
+    prefix_cache: bool = True
 
 
 def _positive_int(key: str, value: Any, minimum: int = 1) -> int:
@@ -82,6 +85,11 @@ def parse_settings(config: Mapping[str, Any]) -> Settings:
             hint=DESCRIPTIONS["device"],
         )
     limit = merged["limit"]
+    if not isinstance(merged["prefix_cache"], bool):
+        raise ConfigError(
+            f"evaluator 'rollout': prefix_cache={merged['prefix_cache']!r} must be true or false",
+            hint=DESCRIPTIONS["prefix_cache"],
+        )
     return Settings(
         protocol=protocol.strip(),
         max_new_tokens=_positive_int("max_new_tokens", merged["max_new_tokens"]),
@@ -90,6 +98,7 @@ def parse_settings(config: Mapping[str, Any]) -> Settings:
         history_window=_positive_int("history_window", merged["history_window"], minimum=0),
         device=device,
         limit=None if limit is None else _positive_int("limit", limit),
+        prefix_cache=merged["prefix_cache"],
     )
 
 

@@ -1,0 +1,131 @@
+"""Lockstep batched rollouts vs one episode at a time: same WebShop sessions, same model, one run.
+
+Why: an interactive evaluation is hundreds of short generations, one per step of every episode.
+The ``rollout`` evaluator plays ``batch_size`` episodes in lockstep (one batched generation per
+turn) and, on a CPU, computes the prompts' shared prefix (rules + worked example) only once.
+This measures what each buys on the current machine, with the real evaluator:
+
+1. ``lockstep``: batch ``--batch-size``, prefix cache on (the default configuration);
+2. ``one-at-a-time``: batch 1, prefix cache on;
+3. ``one-at-a-time, plain``: batch 1, plain ``generate`` (no prefix cache): the naive loop.
+
+    .venv/bin/python bench/rollout_throughput.py                        # tiny, 32 sessions
+    .venv/bin/python bench/rollout_throughput.py --model smollm2-135m --sessions 8
+
+Greedy decoding: every mode must play the same actions; the script says whether they did.
+The model comes from the registry (``autorl list model``), materialised into
+``$AUTORL_CACHE/models``; the sessions are the first ``--sessions`` WebShop eval goals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def play(model_dir: Path, eval_path: Path, work: Path, **config: Any) -> dict[str, Any]:
+    from autorl_evaluator_rollout.evaluator import RolloutEvaluator
+
+    from autorl.types import EvalRequest
+
+    result = RolloutEvaluator().evaluate(
+        EvalRequest(
+            model_dir=model_dir,
+            eval_path=eval_path,
+            config={"protocol": "autorl_task_webshop.protocol", **config},
+            work_dir=work,
+        )
+    )
+    actions = [json.loads(line)["actions"] for line in result.details_path.read_text().splitlines()]
+    return {"score": result.score, "metrics": dict(result.metrics), "actions": actions}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="tiny", help="registry model name (default: tiny)")
+    parser.add_argument("--sessions", type=int, default=32, help="eval sessions (default 32)")
+    parser.add_argument("--batch-size", type=int, default=16, help="lockstep batch (16)")
+    parser.add_argument("--max-new-tokens", type=int, default=48, help="per reply (48)")
+    parser.add_argument("--max-steps", type=int, default=15, help="per episode (15)")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--skip-plain", action="store_true", help="skip the plain baseline")
+    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    args = parser.parse_args(argv)
+
+    from autorl.errors import AutorlError
+    from autorl.paths import cache_dir
+    from autorl.registry import get_registry
+
+    try:
+        info = get_registry().create("model", args.model).materialize(cache_dir("models"))
+    except AutorlError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from autorl_task_webshop.task import DATA_DIR
+
+    common = {
+        "max_new_tokens": args.max_new_tokens,
+        "max_steps": args.max_steps,
+        "limit": args.sessions,
+        "device": args.device,
+    }
+    modes = {
+        "lockstep": {"batch_size": args.batch_size, "prefix_cache": True},
+        "one-at-a-time": {"batch_size": 1, "prefix_cache": True},
+        "one-at-a-time, plain": {"batch_size": 1, "prefix_cache": False},
+    }
+    if args.skip_plain:
+        del modes["one-at-a-time, plain"]
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="rollout-bench-") as tmp:
+        for name, extra in modes.items():
+            print(
+                f"{name}: batch {extra['batch_size']}, prefix cache {extra['prefix_cache']}...",
+                flush=True,
+            )
+            results[name] = play(
+                info.path, DATA_DIR / "goals_eval.json", Path(tmp) / name, **common, **extra
+            )
+    first = results["lockstep"]
+    print(
+        f"\nmodel {args.model}, {args.sessions} WebShop eval sessions, "
+        f"max {args.max_steps} steps, {args.max_new_tokens} new tokens per reply, greedy"
+    )
+    print(
+        f"{'mode':<22} {'batch':>5} {'episodes/s':>11} {'seconds':>8} {'turns':>6} "
+        f"{'tokens':>7} {'success':>8}"
+    )
+    for name, result in results.items():
+        m = result["metrics"]
+        print(
+            f"{name:<22} {modes[name]['batch_size']:>5} {m['episodes_per_second']:>11.3f} "
+            f"{m['seconds']:>8.1f} {m['turns']:>6} {m['generated_tokens']:>7} "
+            f"{result['score']:>7.1f}%"
+        )
+    summary: dict[str, Any] = {
+        "model": args.model,
+        "sessions": args.sessions,
+        "batch_size": args.batch_size,
+        "max_new_tokens": args.max_new_tokens,
+        "max_steps": args.max_steps,
+        "modes": {k: v["metrics"] for k, v in results.items()},
+    }
+    for name, result in results.items():
+        if name == "lockstep":
+            continue
+        ratio = first["metrics"]["episodes_per_second"] / result["metrics"]["episodes_per_second"]
+        same = result["actions"] == first["actions"]
+        summary[f"speedup_vs_{name}"] = round(ratio, 2)
+        summary[f"same_actions_as_{name}"] = same
+        print(f"lockstep vs {name}: {ratio:.1f}x episodes/s; same actions: {same}")
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,271 @@
+"""Batched decoding that never prefills the same prompt prefix twice (CPU, transformers).
+
+An interactive evaluation sends, for every step of every episode, a prompt that starts with the
+same rules and worked example and then repeats the episode's history: turn t+1's prompt is turn
+t's prompt plus the action taken and the new observation. Plain batched generation prefills all
+of it again every turn, and on a CPU the prefill dominates. Here the keys and values of every
+prompt are kept (a :class:`KVStore` with a byte budget); a new prompt reuses the longest stored
+prefix it shares (the rules for a new episode, the whole previous prompt of an ongoing one) and
+prefills only the rest, alone (no compute spent on padding, whatever the spread of prompt
+lengths in a lockstep turn). The rows' caches are then stacked, right-aligned with masked padding
+on the left, for one batched decoding loop:
+
+    row i:  [padding] [prompt i: reused prefix + prefilled rest] [generated...]
+
+Rotary positions are applied when keys are computed, so the padding shifts nothing. Greedy
+decoding gives the tokens of plain generation (up to float rounding); a test compares both.
+vLLM does the same on a GPU on its own (automatic prefix caching), so this is the CPU path only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from autorl_hf.generation import Completion, Prompt, cut_at_stop, encode, eos_ids
+
+MIN_PREFIX = 16
+"""Below this many shared tokens a stored prefix is not worth its bookkeeping."""
+DEFAULT_CACHE_BYTES = 2 * 1024**3
+"""Keys/values kept between calls (tiny model: ~2 KB per token; SmolLM2-135M: ~90 KB)."""
+
+
+def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest token prefix ``a`` and ``b`` share."""
+    import numpy as np
+
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    differ = np.asarray(a[:n]) != np.asarray(b[:n])
+    return int(differ.argmax()) if differ.any() else n
+
+
+def supports_prefix_cache(model: Any) -> bool:
+    """Full attention everywhere (no sliding window, no recurrent layers) and a transformers
+    with ``DynamicCache``."""
+    try:
+        from transformers import DynamicCache  # noqa: F401
+    except ImportError:
+        return False
+    config = model.config
+    if getattr(config, "use_sliding_window", False) and getattr(config, "sliding_window", None):
+        return False
+    layer_types = getattr(config, "layer_types", None) or ["full_attention"]
+    return all(t == "full_attention" for t in layer_types)
+
+
+def _layers_kv(cache: Any) -> list[tuple[Any, Any]]:
+    if hasattr(cache, "layers"):
+        return [(layer.keys, layer.values) for layer in cache.layers]
+    return list(zip(cache.key_cache, cache.value_cache, strict=True))  # transformers 4.x
+
+
+def _cache_from(kv: list[tuple[Any, Any]]) -> Any:
+    from transformers import DynamicCache
+
+    if hasattr(DynamicCache, "from_legacy_cache"):  # transformers 4.x
+        return DynamicCache.from_legacy_cache(tuple(kv))
+    return DynamicCache(kv)
+
+
+@dataclass
+class _Entry:
+    tokens: list[int]
+    kv: list[tuple[Any, Any]]
+    nbytes: int
+    used: int
+
+
+@dataclass
+class KVStore:
+    """Keys/values of recent prompts (batch of one each), least recently used evicted first."""
+
+    max_bytes: int = DEFAULT_CACHE_BYTES
+    entries: list[_Entry] = field(default_factory=list)
+    clock: int = 0
+
+    def longest(self, tokens: Sequence[int], limit: int) -> tuple[int, list[tuple[Any, Any]]]:
+        """The longest stored prefix of ``tokens`` (at most ``limit``) and its keys/values."""
+        best, found = 0, None
+        for entry in self.entries:
+            n = min(common_prefix_length(entry.tokens, tokens), limit)
+            if n > best:
+                best, found = n, entry
+        if found is None or best < MIN_PREFIX:
+            return 0, []
+        self.clock += 1
+        found.used = self.clock
+        return best, [(k[:, :, :best], v[:, :, :best]) for k, v in found.kv]
+
+    def add(self, tokens: list[int], kv: list[tuple[Any, Any]]) -> None:
+        """Store ``tokens``' keys/values; an entry it extends is dropped (it is covered)."""
+        nbytes = sum(k.element_size() * k.nelement() * 2 for k, _ in kv)
+        if nbytes > self.max_bytes:
+            return
+        self.entries = [
+            e
+            for e in self.entries
+            if not (len(e.tokens) <= len(tokens) and tokens[: len(e.tokens)] == e.tokens)
+        ]
+        self.clock += 1
+        self.entries.append(_Entry(tokens, kv, nbytes, self.clock))
+        while sum(e.nbytes for e in self.entries) > self.max_bytes:
+            self.entries.remove(min(self.entries, key=lambda e: e.used))
+
+
+class PrefixCachedDecoder:
+    """Greedy (or temperature) decoding of a batch of prompts, reusing stored prompt prefixes."""
+
+    def __init__(self, model: Any, tokenizer: Any, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.eos = eos_ids(model, tokenizer)
+        self.pad_id = tokenizer.pad_token_id
+        if self.pad_id is None:
+            raise ValueError("the tokenizer has no pad token (load it with autorl_hf.loading)")
+        self.device = next(model.parameters()).device
+        self.store = KVStore(max_bytes)
+        self.prompt_tokens_reused = 0
+        self.prompt_tokens_computed = 0
+
+    def completions(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        max_new_tokens: int,
+        batch_size: int = 16,
+        temperature: float = 0.0,
+        stop: Sequence[str] = (),
+        seed: int = 0,
+    ) -> list[Completion]:
+        """One completion per prompt, in input order (batches of ``batch_size``)."""
+        import torch
+
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        encoded = [encode(self.tokenizer, p) for p in prompts]
+        if any(not ids for ids in encoded):
+            raise ValueError("a prompt is empty after tokenization: nothing to continue")
+        generator = torch.Generator(device="cpu").manual_seed(seed)
+        out: list[Completion] = []
+        for start in range(0, len(encoded), max(1, batch_size)):
+            batch = encoded[start : start + max(1, batch_size)]
+            out += self._batch(batch, max_new_tokens, temperature, stop, generator)
+        return out
+
+    # -- one batch ----------------------------------------------------------------------------
+
+    def _batch(
+        self,
+        rows: list[list[int]],
+        max_new_tokens: int,
+        temperature: float,
+        stop: Sequence[str],
+        generator: Any,
+    ) -> list[Completion]:
+        import torch
+
+        with torch.inference_mode():
+            logits, row_kv = [], []
+            for row in rows:  # each prompt alone: no compute is spent on padding
+                reused, prefix_kv = self.store.longest(row, len(row) - 1)
+                last, kv = self._prefill(row[reused:], reused, prefix_kv)
+                self.store.add(row, kv)
+                self.prompt_tokens_reused += reused
+                self.prompt_tokens_computed += len(row) - reused
+                logits.append(last)
+                row_kv.append(kv)
+            lengths = [len(r) for r in rows]
+            cache, mask = self._stack(row_kv, lengths)
+            next_pos = torch.tensor(lengths, dtype=torch.long)
+            last_logits = torch.cat(logits, dim=0)
+            size = len(rows)
+            generated: list[list[int]] = [[] for _ in rows]
+            finish = ["length"] * size
+            running = list(range(size))
+            for step in range(max_new_tokens):
+                tokens = self._pick(last_logits, temperature, generator).tolist()
+                for i in running:
+                    generated[i].append(tokens[i])
+                running = [i for i in running if not self._ended(i, generated, finish, stop)]
+                if not running or step == max_new_tokens - 1:
+                    break
+                fed = torch.tensor(
+                    [[t if i in running else self.pad_id] for i, t in enumerate(tokens)],
+                    dtype=torch.long,
+                )
+                mask = torch.cat([mask, torch.ones((size, 1), dtype=torch.long)], dim=1)
+                output = self.model(
+                    input_ids=fed.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    position_ids=next_pos[:, None].to(self.device),
+                    past_key_values=cache,
+                    use_cache=True,
+                )
+                cache = output.past_key_values
+                last_logits = output.logits[:, -1, :]
+                next_pos = next_pos + 1
+        return [self._completion(g, f, stop) for g, f in zip(generated, finish, strict=True)]
+
+    def _prefill(
+        self, suffix: list[int], start: int, prefix_kv: list[tuple[Any, Any]]
+    ) -> tuple[Any, list[tuple[Any, Any]]]:
+        """Logits after one prompt (its rest run over the reused prefix) and its keys/values."""
+        import torch
+
+        output = self.model(
+            input_ids=torch.tensor([suffix], dtype=torch.long, device=self.device),
+            position_ids=torch.arange(start, start + len(suffix), device=self.device)[None],
+            past_key_values=_cache_from(prefix_kv) if prefix_kv else None,
+            use_cache=True,
+        )
+        return output.logits[:, -1, :], _layers_kv(output.past_key_values)
+
+    def _stack(self, row_kv: list[list[tuple[Any, Any]]], lengths: list[int]) -> tuple[Any, Any]:
+        """One batch cache: each row's keys/values right-aligned, masked padding on the left.
+        Positions were applied when the keys were computed, so the padding shifts nothing."""
+        import torch
+
+        size, width = len(row_kv), max(lengths)
+        mask = torch.zeros((size, width), dtype=torch.long)
+        layers = []
+        for layer in range(len(row_kv[0])):
+            k0, v0 = row_kv[0][layer]
+            keys = k0.new_zeros((size, k0.shape[1], width, k0.shape[3]))
+            values = v0.new_zeros((size, v0.shape[1], width, v0.shape[3]))
+            for i, kv in enumerate(row_kv):
+                n = lengths[i]
+                keys[i, :, width - n :] = kv[layer][0][0]
+                values[i, :, width - n :] = kv[layer][1][0]
+            layers.append((keys, values))
+        for i, n in enumerate(lengths):
+            mask[i, width - n :] = 1
+        return _cache_from(layers), mask
+
+    def _pick(self, logits: Any, temperature: float, generator: Any) -> Any:
+        import torch
+
+        if temperature <= 0:
+            return logits.argmax(dim=-1)
+        probs = torch.softmax(logits.float() / temperature, dim=-1).cpu()
+        return torch.multinomial(probs, 1, generator=generator)[:, 0]
+
+    def _ended(
+        self, i: int, generated: list[list[int]], finish: list[str], stop: Sequence[str]
+    ) -> bool:
+        if generated[i][-1] in self.eos:
+            finish[i] = "eos"
+            return True
+        if stop:
+            text = self.tokenizer.decode(generated[i], skip_special_tokens=True)
+            if cut_at_stop(text, stop)[1]:
+                finish[i] = "stop"
+                return True
+        return False
+
+    def _completion(self, row: list[int], finish: str, stop: Sequence[str]) -> Completion:
+        kept = row[:-1] if finish == "eos" else row
+        text, stopped = cut_at_stop(self.tokenizer.decode(kept, skip_special_tokens=True), stop)
+        return Completion(text=text, tokens=len(row), finish="stop" if stopped else finish)
