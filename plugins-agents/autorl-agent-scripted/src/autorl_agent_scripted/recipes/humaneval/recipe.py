@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     save_reserve = 5.0 + sum(p.numel() for p in model.parameters()) * 4 / 150e6
     step_times = StepTimes()
     pairs = canonical_pairs(problems)
-    phases = ["sft"] + ["ei"] * max(0, args.ei_rounds)
+    phases = (["sft"] + ["ei"] * max(0, args.ei_rounds))[: max(1, subs.left())]
     version = 0
     for index, phase in enumerate(phases):
         if subs.left() < 1:
