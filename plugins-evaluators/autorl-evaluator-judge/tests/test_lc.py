@@ -90,3 +90,39 @@ def test_no_network_and_no_tiktoken(tmp_path: Path) -> None:
     assert "tiktoken" not in sys.modules
     assert "alpaca_eval.decoders" not in sys.modules
     assert "alpaca_eval.main" not in sys.modules
+
+
+def test_the_reference_glm_runs_on_local_alpacaeval_files(tmp_path: Path) -> None:
+    """``length_controlled_v1`` (AlpacaEval 2.0's GLM) with files in AlpacaEval's layout: a
+    per-instruction difficulty and annotations of two length-gamed baselines (hand-made here;
+    the real ones come from the hub data set tatsu-lab/alpaca_eval)."""
+    import pandas as pd
+
+    data = tmp_path / "alpacaeval"
+    data.mkdir()
+    difficulty = [(-1.0 + 2.0 * i / (N - 1)) for i in range(N)]
+    pd.Series(difficulty, name="instruction_difficulty").to_csv(data / "instruction_difficulty.csv")
+    gamed = []
+    for model, delta, win in (("verbose", -1.5, 0.7), ("concise", 1.5, 0.3)):
+        for i in range(N):
+            gamed.append(
+                {
+                    "model": model,
+                    "index": i,
+                    "instruction_difficulty": difficulty[i],
+                    "preference": win if i % 2 else 1 - win,
+                    "std_delta_len": delta,
+                    "not_gamed_baseline": False,
+                }
+            )
+    pd.DataFrame(gamed).to_csv(data / "df_gamed.csv", index=False)
+    model_len = [100 + (30 if i % 2 else -30) for i in range(N)]
+    out = lc(
+        annotations(PREFS, [100] * N, model_len),
+        tmp_path,
+        glm="length_controlled_v1",
+        glm_data_dir=data,
+    )
+    assert out["glm"] == "length_controlled_v1"
+    assert out["win_rate"] == pytest.approx(25.0)
+    assert 0.0 < out["length_controlled_winrate"] < 100.0
