@@ -1,7 +1,7 @@
 """`autorl run --task alfworld --model tiny` end to end through the real CLI: the scripted
 agent's recipe (SFT on ALFWorld's expert, then online GRPO in the engine), the rollout
 evaluator playing held-out games in the engine, real HTTP to the grader, the report. Small
-options keep it bounded: 4 held-out games, 10 steps each, 16 train games, a short budget."""
+options keep it bounded: 2 held-out games, 6 steps each, 16 train games, a short budget."""
 
 from __future__ import annotations
 
@@ -35,17 +35,17 @@ def test_tiny_run_completes_with_a_report(tmp_path: Path) -> None:
             "--model",
             "tiny",
             "--task-option",
-            "eval_size=4",
+            "eval_size=2",
             "--task-option",
-            "max_steps=10",
+            "max_steps=6",
             "--task-option",
             "train_size=16",
             "--agent-option",
-            "sft_episodes=8",
+            "sft_episodes=4",
             "--evaluator-option",
-            "batch_size=4",
+            "max_new_tokens=16",
             "--budget",
-            "150",
+            "90",
             "--runs-dir",
             str(tmp_path / "runs"),
             "--run-id",

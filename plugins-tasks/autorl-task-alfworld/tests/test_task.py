@@ -48,6 +48,8 @@ def test_options_resize_and_limit(tmp_path: Path) -> None:
     assert small.evaluator_config["max_steps"] == 10
     assert small.kit_dir is not None
     assert len((small.kit_dir / "alfworld_games" / "index.jsonl").read_text().splitlines()) == 10
+    config = json.loads((small.kit_dir / "alfworld_games" / "config.json").read_text())
+    assert config == {"max_steps": 10}  # the kit's make_env() default follows the grader
 
 
 @pytest.mark.parametrize(
@@ -133,6 +135,7 @@ import autorl_kit as kit
 ids = kit.train_ids()
 episode = kit.expert_episode(ids[1])
 env = kit.make_env(max_steps=3)
+assert kit.make_env().max_steps == kit.eval_max_steps() == 50
 try:
     env.reset("eval-000")
     refused = False

@@ -46,6 +46,7 @@ __all__ = [
     "SUCCESS_THRESHOLD",
     "AlfWorldEnv",
     "build_messages",
+    "eval_max_steps",
     "expert_episode",
     "extract_action",
     "load_train",
@@ -68,18 +69,27 @@ def _game_files() -> dict[str, Path]:
     return {row["session_id"]: GAMES_DIR / row["dir"] / GAME_FILE for row in load_train()}
 
 
-def make_env(max_steps: int = DEFAULT_MAX_STEPS, expert: bool = False) -> AlfWorldEnv:
-    """An environment over the train games (``env.session_ids``), the evaluator's step limit.
-    With ``expert=True`` each info dict also holds ``expert_action`` (ALFWorld's hand-coded
-    expert's next action)."""
-    return AlfWorldEnv(_game_files(), max_steps=max_steps, expert=expert)
+def eval_max_steps() -> int:
+    """The grader's step limit for this run (the task's ``max_steps`` option, 50 by default)."""
+    config = GAMES_DIR / "config.json"
+    if config.is_file():
+        return int(json.loads(config.read_text(encoding="utf-8"))["max_steps"])
+    return DEFAULT_MAX_STEPS
+
+
+def make_env(max_steps: int | None = None, expert: bool = False) -> AlfWorldEnv:
+    """An environment over the train games (``env.session_ids``); ``max_steps`` defaults to
+    the grader's step limit. With ``expert=True`` each info dict also holds ``expert_action``
+    (ALFWorld's hand-coded expert's next action)."""
+    steps = eval_max_steps() if max_steps is None else max_steps
+    return AlfWorldEnv(_game_files(), max_steps=steps, expert=expert)
 
 
 def expert_episode(
     session_id: str,
     env: AlfWorldEnv | None = None,
     history_window: int = HISTORY_WINDOW,
-    max_steps: int = DEFAULT_MAX_STEPS,
+    max_steps: int | None = None,
 ) -> dict[str, Any]:
     """Play ALFWorld's hand-coded expert on a train game and return SFT data.
 

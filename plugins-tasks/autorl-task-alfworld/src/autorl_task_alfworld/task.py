@@ -194,7 +194,7 @@ class AlfWorldTask:
             ),
             evaluator="rollout",
             evaluator_config=config,
-            kit_dir=self._kit(cache, split_dir),
+            kit_dir=self._kit(cache, split_dir, settings.max_steps),
             split=split,
             metric="success_rate",
         )
@@ -290,12 +290,12 @@ class AlfWorldTask:
         (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
     @staticmethod
-    def _kit(cache: Path, split_dir: Path) -> Path:
+    def _kit(cache: Path, split_dir: Path, max_steps: int) -> Path:
         """``kit/``: ``autorl_kit.py``, the env modules and the TRAIN games only."""
         digest = hashlib.sha256()
         for name in (*ENV_MODULES, "kit.py"):
             digest.update((PACKAGE_DIR / name).read_bytes())
-        digest.update(split_dir.name.encode())
+        digest.update(f"{split_dir.name}/{max_steps}".encode())
         target = cache / f"kit-{digest.hexdigest()[:12]}"
 
         def build(staging: Path) -> None:
@@ -319,6 +319,9 @@ class AlfWorldTask:
                 for r in rows
             ]
             _write_jsonl(staging / KIT_GAMES / "index.jsonl", index)
+            (staging / KIT_GAMES / "config.json").write_text(
+                json.dumps({"max_steps": max_steps}) + "\n", encoding="utf-8"
+            )
             shutil.copyfile(PACKAGE_DIR / "kit.py", staging / KIT_NAME)
 
         return build_once(target, build, marker=KIT_NAME)
