@@ -144,3 +144,15 @@ def test_judge_prompt_and_verdicts(eval_questions) -> None:
     assert "set of" not in judge_prompt(eval_questions[0], "x")
     assert parse_verdict("CORRECT") is True and parse_verdict("incorrect.") is False
     assert parse_verdict("The answer is INCORRECT") is False and parse_verdict("yes") is None
+
+
+def test_judge_options_reach_the_driver(online, tmp_path: Path, prepare) -> None:
+    from autorl.errors import AutorlError
+
+    fake, _ = online
+    prepared = prepare(tmp_path / "cache", eval_size=3, judge=JUDGE)
+    config = {**prepared.evaluator_config, "records_dir": str(tmp_path / "records")}
+    with pytest.raises(AutorlError, match="bogus"):
+        protocol.make_env({**config, "judge_options": {"bogus": 1}}, prepared.eval_path)
+    good = {**config, "records_dir": str(tmp_path / "r2"), "judge_options": {"max_attempts": 1}}
+    assert play(good, prepared.eval_path)["judge_calls"] == 3 and len(fake.requests) == 3

@@ -67,6 +67,7 @@ class LLMJudge:
         replay_dir: str | Path | None = None,
         registry: Any | None = None,
         max_tokens: int = 8,
+        options: dict[str, Any] | None = None,
     ) -> None:
         from autorl.drivers import open_driver, parse_driver_name
 
@@ -94,6 +95,7 @@ class LLMJudge:
                 registry=registry,
                 cassette=self.records_dir / CASSETTE_FILE,
                 cassette_mode="record",
+                **(options or {}),
             )
 
     @property

@@ -3,7 +3,7 @@
 Contract (A): ``load_sessions(eval_path)``, ``make_env(config, eval_path)``, ``build_messages``,
 ``extract_action`` and ``episode_metrics(info)``. ``config`` is the task's evaluator config:
 ``max_steps``, ``top_k``, ``search_backend`` (+ ``search_options``), ``corpus_path``, ``judge``
-(``"rule"`` or ``"<backend>/<model>"``), optional ``replay`` (a records directory to replay) and
+(``"rule"`` or ``"<backend>/<model>"``, + ``judge_options`` for its driver), optional ``replay`` (a records directory to replay) and
 ``records_dir`` (default: ``records/`` next to the eval file, grader-only). Heavy shared state
 (questions, BM25 index, judge with its cache) is built once per process and shared by every
 environment slot.
@@ -38,6 +38,7 @@ ENV_OPTIONS = {
     "search_options": "keyword arguments for the search backend's factory",
     "corpus_path": "the bm25 corpus (set by the task)",
     "judge": "'rule' or an LLM judge '<backend>/<model>'",
+    "judge_options": "driver options for the LLM judge (timeout_s, max_attempts, base_url...)",
     "replay": "records directory to answer searches and judge calls from, offline",
     "records_dir": "where searches and judge calls are recorded (default: records/ by the eval "
     "file)",
@@ -107,7 +108,8 @@ def _grader(config: Mapping[str, Any], records: Path) -> Any:
     key = (judge, str(records), str(replay or ""))
     with _lock:
         if key not in _judges:
-            _judges[key] = LLMJudge(judge, records, replay_dir=replay)
+            options = dict(config.get("judge_options") or {})
+            _judges[key] = LLMJudge(judge, records, replay_dir=replay, options=options)
         return _judges[key].grade
 
 
