@@ -3,8 +3,9 @@
 Contract (A): ``load_sessions(eval_path)``, ``make_env(config, eval_path)``, ``build_messages``,
 ``extract_action`` and ``episode_metrics(info)``. ``config`` is the task's evaluator config:
 ``max_steps``, ``top_k``, ``search_backend`` (+ ``search_options``), ``corpus_path``, ``judge``
-(``"rule"`` or ``"<backend>/<model>"``, + ``judge_options`` for its driver), optional ``replay`` (a records directory to replay) and
-``records_dir`` (default: ``records/`` next to the eval file, grader-only). Heavy shared state
+(``"rule"`` or ``"<backend>/<model>"``, + ``judge_options`` for its driver), optional
+``replay`` (a records directory to replay) and ``records_dir`` (default: ``records/`` next to the
+eval file, grader-only). Heavy shared state
 (questions, BM25 index, judge with its cache) is built once per process and shared by every
 environment slot.
 """
