@@ -27,6 +27,7 @@ def describe(*, split: str, n_train: int, n_eval: int, evaluator_config: Mapping
     example = build_messages(["Question: <the question>"], [])[0]["content"]
     example_block = "\n".join(f"    {line}" for line in example.splitlines())
     judge = evaluator_config.get("judge", "rule")
+    window = evaluator_config.get("history_window", 1)
     judge_text = (
         "a deterministic rule judge (normalised match; for set answers every gold item must be "
         "named, and at most twice as many items as the gold set)"
@@ -49,14 +50,14 @@ Each episode is one question. Every turn the model replies with exactly one acti
 - `answer[<answer>]`: the final answer; it ends the episode. For questions asking for several
   items, list them all separated by commas.
 
-An invalid action uses a step. After {evaluator_config.get("max_steps", 6)} steps without an
-answer the episode ends unanswered. Reward: 1 if {judge_text} accepts the answer, else 0.
+An invalid action uses a step. After {evaluator_config.get("max_steps", 6)} steps without
+an answer the episode ends unanswered. Reward: 1 if {judge_text} accepts the answer, else 0.
 
 ## How checkpoints are scored
 
 The grader plays the {n_eval} held-out questions with your checkpoint (greedy decoding, at most
-{evaluator_config.get("max_new_tokens", 48)} new tokens per action, the last
-{evaluator_config.get("history_window", 3)} observations in full) and reports the accuracy in
+{evaluator_config.get("max_new_tokens", 64)} new tokens per action; the latest {window}
+observation(s) in full, older ones shortened to their first line) and reports the accuracy in
 percent. The prompt is a chat; its first user message is:
 
 {example_block}
