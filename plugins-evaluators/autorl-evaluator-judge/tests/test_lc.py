@@ -54,6 +54,26 @@ def test_uninformative_lengths_leave_the_raw_rate(tmp_path: Path) -> None:
     assert out["glm"] == "length_controlled_minimal"
 
 
+def test_equal_lengths_give_the_raw_rate(tmp_path: Path) -> None:
+    """Every answer as long as its reference: no length difference to control for (upstream's
+    standardisation would divide 0 by 0), so LC = raw."""
+    out = lc(annotations(PREFS, [100] * N, [100] * N), tmp_path)
+    assert out["length_controlled_winrate"] == out["win_rate"] == pytest.approx(25.0)
+    assert out["lc_standard_error"] == out["standard_error"]
+    assert "length" in out["lc_fallback"]
+
+
+@pytest.mark.parametrize(("pref", "rate"), [(1.0, 0.0), (2.0, 100.0)])
+def test_a_model_that_always_loses_or_wins_keeps_its_raw_rate(
+    tmp_path: Path, pref: float, rate: float
+) -> None:
+    """Upstream's fit collapses to 50 % when every preference is the same; a model that loses
+    every comparison must not score like the references."""
+    out = lc(annotations([pref] * N, [100] * N, [50 + 5 * i for i in range(N)]), tmp_path)
+    assert out["length_controlled_winrate"] == out["win_rate"] == pytest.approx(rate)
+    assert out["lc_fallback"] is not None
+
+
 def test_wins_by_longer_answers_are_discounted(tmp_path: Path) -> None:
     model_len = [300 if p == 2.0 else 60 for p in PREFS]
     out = lc(annotations(PREFS, [100] * N, model_len), tmp_path)

@@ -222,6 +222,7 @@ class JudgeEvaluator:
             "n_unparsed": unparsed,
             "glm": rates["glm"],
             "lc_extreme_change": rates["lc_extreme_change"],
+            "lc_fallback": rates["lc_fallback"],
             "annotator": template.annotator,
             **judge.metrics(),
             "mean_output_chars": round(sum(len(a["output_2"]) for a in annotations) / n, 1),

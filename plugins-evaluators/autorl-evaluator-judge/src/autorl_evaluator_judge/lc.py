@@ -73,6 +73,24 @@ def _usable(preference: Any) -> bool:
     return preference is not None and preference == preference
 
 
+def _degenerate(annotations: Sequence[dict[str, Any]], judged: list[dict[str, Any]]) -> str | None:
+    """Why the GLM cannot be fit (then LC = raw win rate), or None.
+
+    Two inputs break the upstream fit: every length difference equal (the standardised
+    difference is 0/0, NaN, and scikit-learn refuses it; length then explains nothing, so the
+    raw rate is the length-controlled one), and one preference for every example (all losses or
+    all wins: the L1-regularised fit collapses to weight 0 and predicts 50 %, which would score a
+    model that always loses like the references; with no variation, the rate at any length is the
+    raw rate).
+    """
+    deltas = {len(str(a["output_1"])) - len(str(a["output_2"])) for a in annotations}
+    if len(deltas) == 1:
+        return "every length difference is the same: length explains nothing, LC = raw"
+    if len({float(a["preference"]) for a in judged}) == 1:
+        return "the judge gave every example the same preference: LC = raw"
+    return None
+
+
 def _plain(value: Any) -> Any:
     """numpy scalars as Python numbers; NaN as None (JSON has no NaN)."""
     try:
@@ -106,6 +124,14 @@ def length_controlled_winrate(
             "details.jsonl",
         )
     mods = alpaca.modules()
+    fallback = _degenerate(annotations, judged)
+    if fallback is not None:
+        metrics = mods.glm.get_winrate(list(annotations))
+        metrics["length_controlled_winrate"] = metrics["win_rate"]
+        metrics["lc_standard_error"] = metrics["standard_error"]
+        out = {k: _plain(v) for k, v in metrics.items()}
+        out.update(lc_extreme_change=False, glm=glm, lc_fallback=fallback)
+        return out
     files = _feature_files(glm, glm_data_dir, [int(a["index"]) for a in annotations], work_dir)
     with alpaca.local_hub_files(files), warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # sklearn's notices about its own API
@@ -121,4 +147,5 @@ def length_controlled_winrate(
         mods.glm.get_is_extreme_changes(metrics["win_rate"], metrics["length_controlled_winrate"])
     )
     out["glm"] = glm
+    out["lc_fallback"] = None
     return out
