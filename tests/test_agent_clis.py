@@ -4,8 +4,8 @@ Each run: the tiny model and a tiny gsm8k split; the run's LLM gateway backed by
 driver, whose script makes the CLI call its own shell tool once to copy the base model to
 `output/ckpt` and submit it to the grading server with the run token, then end. The test checks
 the run's records (submission scored, driver calls with token counts in the report), the
-trajectory extracted from the CLI's native log, and that no connection left loopback: each CLI
-runs under `strace -f -e trace=connect,sendto,sendmsg` (the adapters' `wrapper` option) and
+trajectory extracted from the CLI's native log at the end of the run, and that no connection
+left loopback: each CLI runs under `strace -f -e trace=connect,sendto,sendmsg` (the adapters' `wrapper` option) and
 every socket address it used must be 127.0.0.1, ::1 or a Unix socket.
 
 The CLIs are installed once per session, all five at once, into the user cache
@@ -129,7 +129,7 @@ def test_cli_agent_real_run(
         "--driver",
         f"scripted/{script}",
         "--budget",
-        "240",
+        "300",
         "--max-submissions",
         "2",
         "--task-option",
@@ -177,18 +177,22 @@ def test_cli_agent_real_run(
     report = (run_dir / "report" / "report.md").read_text()
     assert "## Driver calls" in report and tool in report
 
-    # the native trajectory, in the common format
+    # the native trajectory, in the common format: written at the end of the run, and again
+    # on demand by `autorl agent-cli trajectory`
+    trajectory = run_dir / "agent_trajectory.jsonl"
+    assert trajectory.is_file() and (run_dir / "agent_native").is_dir()
+    collected = trajectory.read_text()
     extracted = subprocess.run(
         [AUTORL, "agent-cli", "trajectory", str(run_dir)], capture_output=True, text=True
     )
     assert extracted.returncode == 0, extracted.stderr
-    events = read_jsonl(run_dir / "agent_trajectory.jsonl")
+    assert trajectory.read_text() == collected
+    events = read_jsonl(trajectory)
     call = next(e for e in events if e["type"] == "tool_call" and e["name"] == tool)
     assert "output/ckpt" in json.dumps(call["arguments"])
     result = next(e for e in events if e["type"] == "tool_result" and e["id"] == call["id"])
     assert '"status"' in result["output"] or "scored" in result["output"], result
     assert any(e["type"] == "turn" for e in events)
-    assert (run_dir / "agent_native").is_dir()
 
     # nothing left loopback
     if strace_ok:

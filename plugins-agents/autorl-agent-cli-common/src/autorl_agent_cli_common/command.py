@@ -110,18 +110,25 @@ def list_(as_json: bool) -> None:
 @agent_cli.command("trajectory")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 def trajectory(run_dir: Path) -> None:
-    """Write RUN_DIR/agent_trajectory.jsonl from the CLI's native log in RUN_DIR/home."""
-    try:
-        manifest = json.loads((run_dir / "manifest.json").read_text())
-        name = manifest["config"]["agent"]
-    except (OSError, KeyError, json.JSONDecodeError) as exc:
-        click.echo(f"error: {run_dir} is not a run directory with a manifest ({exc})", err=True)
+    """(Re)write RUN_DIR/agent_trajectory.jsonl from the CLI's native log in RUN_DIR/home.
+
+    Runs of the CLI agents get it automatically at the end; this redoes it (after an upgrade of
+    the parser, or for runs made before it existed).
+    """
+    from autorl_agent_cli_common.collect import collect_run, run_agent_name
+
+    name = run_agent_name(run_dir)
+    if name is None:
+        click.echo(f"error: {run_dir} is not a run directory with a manifest", err=True)
         sys.exit(2)
     try:
-        agent = cli_agents([name])[name]
+        cli_agents([name])
     except AutorlError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    written = agent.collect_from(run_dir / "home", run_dir / "workspace", run_dir)
+    written = collect_run(run_dir)
+    if not written:
+        click.echo(f"error: {run_dir} has no agent HOME to read", err=True)
+        sys.exit(2)
     lines = written[-1].read_text().count("\n")
     click.echo(f"{written[-1]}: {lines} events; native log copied: {len(written) - 1} file(s)")
