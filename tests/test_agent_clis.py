@@ -5,8 +5,8 @@ driver, whose script makes the CLI call its own shell tool once to copy the base
 `output/ckpt` and submit it to the grading server with the run token, then end. The test checks
 the run's records (submission scored, driver calls with token counts in the report), the
 trajectory extracted from the CLI's native log at the end of the run, and that no connection
-left loopback: each CLI runs under `strace -f -e trace=connect,sendto,sendmsg` (the adapters' `wrapper` option) and
-every socket address it used must be 127.0.0.1, ::1 or a Unix socket.
+left loopback: each CLI runs under `strace -f -e trace=connect,sendto,sendmsg` (the adapters'
+`wrapper` option) and every socket address it used must be 127.0.0.1, ::1 or a Unix socket.
 
 The CLIs are installed once per session, all five at once, into the user cache
 (`autorl agent-cli install`); select these tests with `pytest tests/test_agent_clis.py`.
