@@ -63,6 +63,7 @@ def test_expert_wins_and_success_ends_the_episode(games: dict[str, Path]) -> Non
             actions.append(info["expert_action"])
             _, reward, done, info = env.step(actions[-1])
         assert info["success"] and reward == 1.0, actions
+        assert env.step("look")[3]["success"]  # a finished episode keeps its outcome
         again, _ = env.reset(session_id)  # a second reset of the same game starts afresh
         assert again.startswith("You are in the middle of a room.")
 

@@ -126,6 +126,7 @@ class AlfWorldEnv:
         self._session: str | None = None
         self._steps = 0
         self._done = True
+        self._won = False
         self._state: Any = None
 
     def reset(self, session_id: str) -> tuple[str, dict[str, Any]]:
@@ -138,14 +139,14 @@ class AlfWorldEnv:
         if self.expert:  # the hand-coded expert breaks ties with `random`: make it repeatable
             random.seed(int(hashlib.sha256(session_id.encode()).hexdigest()[:8], 16))
         self._state = self._tw.reset()
-        self._session, self._steps, self._done = session_id, 0, False
+        self._session, self._steps, self._done, self._won = session_id, 0, False, False
         return first_observation(self._state.feedback), self._info(won=False)
 
     def step(self, action: str) -> tuple[str, float, bool, dict[str, Any]]:
         if self._session is None:
             raise RuntimeError("call reset(session_id) before step()")
         if self._done:
-            return "The episode is over.", 0.0, True, self._info(won=False)
+            return "The episode is over.", 0.0, True, self._info(won=self._won)
         action = " ".join(str(action).split())
         self._steps += 1
         won = False
@@ -155,6 +156,7 @@ class AlfWorldEnv:
             self._state, _, _ = self._tw.step(action)
             observation = self._state.feedback.strip()
             won = bool(self._state["won"])
+        self._won = won
         self._done = won or self._steps >= self.max_steps
         return observation, 1.0 if won else 0.0, self._done, self._info(won=won)
 
