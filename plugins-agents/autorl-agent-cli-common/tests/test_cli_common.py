@@ -225,3 +225,20 @@ def test_common_lines_fill_turns_and_tool_names() -> None:
     assert len(lines[3]["output"]) < 21_000
     assert lines[5]["arguments"] == {"input": "ls -l"}
     json.dumps(lines)
+
+
+def test_agent_cli_command_lists_and_refuses_non_runs(tmp_path: Path) -> None:
+    import subprocess
+
+    autorl = str(Path(sys.executable).parent / "autorl")
+    listed = subprocess.run([autorl, "agent-cli", "list", "--json"], capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["agent"]: row for row in json.loads(listed.stdout)}
+    installed = {"claude-code", "codex", "gemini-cli", "opencode", "openhands"} & set(rows)
+    assert installed, rows
+    for row in rows.values():
+        assert row["package"] and isinstance(row["installed"], bool)
+    refused = subprocess.run(
+        [autorl, "agent-cli", "trajectory", str(tmp_path)], capture_output=True, text=True
+    )
+    assert refused.returncode == 2 and "not a run directory" in refused.stderr
