@@ -96,7 +96,10 @@ def expert_episode(
     ``{"session_id", "reward", "success", "steps": [{"messages": [...], "action": "..."}]}``:
     each step's ``messages`` is exactly what the evaluator would send before that action.
     """
-    env = env if env is not None and env.expert else make_env(max_steps=max_steps, expert=True)
+    if env is None or not env.expert:
+        # the expert plays to the end (50 steps), even when the grader's limit is lower: the
+        # prompt of each step does not depend on the limit
+        env = make_env(max_steps=max_steps or DEFAULT_MAX_STEPS, expert=True)
     observation, info = env.reset(session_id)
     observations, actions, steps = [observation], [], []
     reward, done = 0.0, False
