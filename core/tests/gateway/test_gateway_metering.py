@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from autorl.drivers import DriverCallLog, open_driver
 from autorl.gateway import Gateway
 
-from .helpers import TOKEN, scripted
+from .helpers import TOKEN, SlowStreamDriver, scripted
 
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hello there"}]}
 BODIES = {
@@ -168,3 +169,21 @@ def test_driver_failures_reach_the_agent_as_its_apis_errors(tmp_path: Path) -> N
         assert bad.status_code == 400 and "expected a list" in bad.json()["error"]["message"]
         notjson = httpx.post(url, content=b"{", headers=headers)
         assert notjson.status_code == 400
+
+
+def test_a_stream_the_client_abandons_is_still_charged(tmp_path: Path) -> None:
+    driver = SlowStreamDriver("slow-1", prices={"input": 1000.0, "output": 1000.0})
+    with Gateway(driver, token=TOKEN, log_path=tmp_path / "calls.jsonl") as gw:
+        body = {**CHAT, "stream": True}
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        with httpx.stream("POST", gw.url + "/v1/chat/completions", json=body, headers=headers) as r:
+            lines = r.iter_lines()
+            assert '"role": "assistant"' in next(line for line in lines if line)
+            next(line for line in lines if "word" in line)  # one word arrived, then hang up
+        deadline = time.monotonic() + 10
+        while gw.budget.calls == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    (record,) = DriverCallLog.read(tmp_path / "calls.jsonl")
+    assert record["request"]["metadata"]["client_disconnected"] is True
+    assert 0 < record["usage"]["output_tokens"] < 100  # an estimate of what was sent
+    assert gw.budget.tokens > 0 and gw.budget.cost_usd > 0

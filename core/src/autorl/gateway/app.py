@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -83,6 +84,34 @@ def _stream_body(api: str, parsed: ParsedRequest, pieces: Iterator[Any]) -> Iter
         yield render.sse(body, "error" if api == "anthropic" else None)
 
 
+class ClosingStream(StreamingResponse):
+    """A streamed answer whose generators are closed when the response ends, however it ends.
+
+    If the client hangs up mid-stream, closing the gateway's generator raises GeneratorExit at
+    its last yield, where the service charges what was spent (see GatewayService.stream), right
+    away rather than whenever the garbage collector gets to it.
+    """
+
+    def __init__(self, content: Iterator[str], *, close: tuple[Any, ...], **kw: Any) -> None:
+        super().__init__(content, **kw)
+        self._to_close = close
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await run_in_threadpool(self._close)
+
+    def _close(self) -> None:
+        for generator in self._to_close:
+            for _ in range(100):  # a worker thread may still be inside next(): wait for it
+                try:
+                    generator.close()
+                    break
+                except ValueError:
+                    time.sleep(0.05)
+
+
 JSON_OF = {
     "openai-chat": render.chat_json,
     "openai-responses": render.responses_json,
@@ -131,8 +160,10 @@ def create_gateway_app(service: GatewayService, token: str) -> FastAPI:
             yield first
             yield from pieces
 
-        return StreamingResponse(
-            _stream_body(api, parsed, chained()),
+        events = _stream_body(api, parsed, chained())
+        return ClosingStream(
+            events,
+            close=(events, pieces),
             media_type="text/event-stream",
             headers={"cache-control": "no-cache"},
         )

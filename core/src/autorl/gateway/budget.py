@@ -3,7 +3,8 @@
 Each call is charged what the backend reported (or estimated, for the scripted backend). A call
 is served while the spend is below every limit; the call that crosses a limit completes and is
 counted (its size is not known beforehand), every later call is refused. So a run overshoots a
-limit by at most one call, and the report shows the exact spend.
+limit by at most the calls in flight when it crossed (one, for an agent that calls sequentially),
+and the report shows the exact spend. A stream the client abandons is charged an estimate.
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ from typing import Any
 
 from autorl.drivers.calllog import DriverCallLog
 from autorl.drivers.errors import DriverError
-from autorl.drivers.types import ChatResponse
+from autorl.drivers.pricing import cost_usd
+from autorl.drivers.types import ChatResponse, Usage
+from autorl.drivers.usage import estimate_tokens
 from autorl.drivers.wire.parse import ParsedRequest
 from autorl.drivers.wire.render import Piece, WireCall, WireReply
 from autorl.gateway.budget import DriverBudget
@@ -89,20 +91,45 @@ class GatewayService:
         """Text pieces as the driver sends them, then the final reply (charged and logged)."""
         self._admit(parsed)
         started = time.monotonic()
+        sent: list[str] = []
+        final: ChatResponse | None = None
         try:
             for chunk in self.driver.stream(parsed.request):
-                if chunk.response is not None:
-                    if chunk.text:
-                        yield chunk.text
-                    self._log(parsed, response=chunk.response)
-                    self.budget.charge(chunk.response)
-                    yield to_wire(chunk.response, parsed.model)
-                    return
                 if chunk.text:
+                    sent.append(chunk.text)
                     yield chunk.text
+                if chunk.response is not None:
+                    final = chunk.response
+                    break
+        except GeneratorExit:
+            self._charge_abandoned(parsed, "".join(sent), time.monotonic() - started)
+            raise
         except Exception as exc:
             self._log(parsed, error=exc, elapsed=time.monotonic() - started)
             raise
-        error = DriverError(f"{self.backend}/{self.model}: the stream ended without an answer")
-        self._log(parsed, error=error, elapsed=time.monotonic() - started)
-        raise error
+        if final is None:
+            error = DriverError(f"{self.backend}/{self.model}: the stream ended without an answer")
+            self._log(parsed, error=error, elapsed=time.monotonic() - started)
+            raise error
+        self._log(parsed, response=final)
+        self.budget.charge(final)
+        yield to_wire(final, parsed.model)
+
+    def _charge_abandoned(self, parsed: ParsedRequest, text: str, elapsed: float) -> None:
+        """The client hung up mid-stream: the upstream tokens are spent all the same, so charge
+        an estimate (prompt + text sent so far); otherwise aborting streams would be free."""
+        usage = Usage(estimate_tokens(parsed.request.all_text()), estimate_tokens(text))
+        response = ChatResponse(
+            text=text,
+            model=self.model,
+            backend=self.backend,
+            usage=usage,
+            finish_reason="error",
+            cost_usd=cost_usd(self.model, usage, getattr(self.driver, "prices", None)),
+            latency_s=round(elapsed, 4),
+            scripted=self.backend == "scripted",
+            raw={"client_disconnected": True, "usage_estimated": True},
+        )
+        parsed.request.metadata["client_disconnected"] = True
+        self._log(parsed, response=response)
+        self.budget.charge(response)
