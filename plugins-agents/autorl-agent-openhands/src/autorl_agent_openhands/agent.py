@@ -10,6 +10,7 @@ See ``docs/agents/openhands.md``.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from autorl_agent_cli_common.adapter import CliAgent
@@ -59,6 +60,10 @@ class OpenHandsAgent(CliAgent):
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "OPENHANDS_SUPPRESS_BANNER": "1",
             "OPENHANDS_WORK_DIR": str(Path(ctx.workspace)),
+            # its terminal tool runs commands in a tmux server on the socket "openhands" in
+            # $TMUX_TMPDIR (default /tmp/tmux-UID, shared by every run of the user): give each
+            # run its own, short enough for a Unix socket path
+            "TMUX_TMPDIR": tempfile.mkdtemp(prefix="autorl-tmux-"),
         }
         return argv, env
 
