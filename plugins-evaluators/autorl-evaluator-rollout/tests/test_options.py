@@ -28,6 +28,7 @@ def test_defaults_and_overrides() -> None:
         ({**PROTOCOL, "temperature": -1}, "temperature=-1 must be a number >= 0"),
         ({**PROTOCOL, "history_window": -2}, "history_window=-2 must be an integer >= 0"),
         ({**PROTOCOL, "device": 3}, "device=3 must be a string"),
+        ({**PROTOCOL, "prefix_cache": "yes"}, "prefix_cache='yes' must be true or false"),
     ],
 )
 def test_bad_values_are_precise_errors(config: dict, message: str) -> None:
