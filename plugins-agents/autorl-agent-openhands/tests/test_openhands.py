@@ -47,3 +47,14 @@ def test_conversation_becomes_common_events(tmp_path: Path) -> None:
     assert result["ok"] and "scored" in result["output"]
     turns = [e for e in events if e["type"] == "turn"]
     assert len(turns) == 2 and all(t["usage"]["input_tokens"] > 0 for t in turns)
+
+
+def test_own_tmux_socket_dir_removed_at_collect(tmp_path: Path) -> None:
+    ctx = cli_context(tmp_path)
+    first = Path(OpenHandsAgent().launch(ctx).env["TMUX_TMPDIR"])
+    second = Path(OpenHandsAgent().launch(cli_context(tmp_path / "other")).env["TMUX_TMPDIR"])
+    assert first.is_dir() and first != second
+    OpenHandsAgent().collect_from(tmp_path / "home", ctx.workspace, tmp_path / "run")
+    assert not first.exists()
+    OpenHandsAgent().collect_from(tmp_path / "other" / "home", ctx.workspace, tmp_path / "run2")
+    assert not second.exists()

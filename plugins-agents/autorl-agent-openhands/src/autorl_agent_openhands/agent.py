@@ -10,6 +10,7 @@ See ``docs/agents/openhands.md``.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from autorl_agent_openhands.events import parse_conversations
 
 VERSION = "1.16.0"
 TOOL = VenvTool(name="openhands", package="openhands", version=VERSION, binary="openhands")
+TMUX_PREFIX = "autorl-tmux-"
+TMUX_NOTE = "autorl-tmux-dir"
 GITCONFIG = """# written by autorl: no fetch from GitHub during a run (OpenHands' public skills)
 [url "file:///nonexistent/autorl-offline/github.com/"]
 \tinsteadOf = https://github.com/
@@ -63,9 +66,23 @@ class OpenHandsAgent(CliAgent):
             # its terminal tool runs commands in a tmux server on the socket "openhands" in
             # $TMUX_TMPDIR (default /tmp/tmux-UID, shared by every run of the user): give each
             # run its own, short enough for a Unix socket path
-            "TMUX_TMPDIR": tempfile.mkdtemp(prefix="autorl-tmux-"),
+            "TMUX_TMPDIR": self.tmux_dir(ctx),
         }
         return argv, env
+
+    def tmux_dir(self, ctx: AgentContext) -> str:
+        """A fresh short directory for the tmux socket, noted in HOME so collect removes it."""
+        path = tempfile.mkdtemp(prefix=TMUX_PREFIX)
+        (Path(ctx.home) / ".openhands" / TMUX_NOTE).write_text(path)
+        return path
+
+    def collect_from(self, home: Path, workspace: Path, run_dir: Path) -> list[Path]:
+        note = home / ".openhands" / TMUX_NOTE
+        if note.is_file():
+            path = Path(note.read_text().strip())
+            if path.name.startswith(TMUX_PREFIX) and path.parent == Path(tempfile.gettempdir()):
+                shutil.rmtree(path, ignore_errors=True)
+        return super().collect_from(home, workspace, run_dir)
 
     def native_files(self, home: Path, workspace: Path) -> list[Path]:
         conversations = home / ".openhands" / "conversations"
