@@ -120,6 +120,51 @@ def _judge_failure(
     )
 
 
+def annotate(
+    examples: list[dict[str, Any]],
+    completions: list[Any],
+    switched: list[bool],
+    verdicts: list[Any],
+    judge_name: str,
+    details_path: Path,
+) -> list[dict[str, Any]]:
+    """AlpacaEval annotations (reference = ``output_1``, model = ``output_2``) from the verdicts,
+    and one line of ``details.jsonl`` per example."""
+    annotations = []
+    with details_path.open("w", encoding="utf-8") as fh:
+        for example, completion, switch, verdict in zip(
+            examples, completions, switched, verdicts, strict=True
+        ):
+            pref = judge_prompt.preference(judge_prompt.parse_answer(verdict.text), switch)
+            output = completion.text.strip()
+            annotations.append(
+                {
+                    "instruction": example["instruction"],
+                    "output_1": str(example["reference"]),
+                    "output_2": output,
+                    "generator_1": REFERENCE_NAME,
+                    "generator_2": MODEL_NAME,
+                    "annotator": judge_name,
+                    "preference": pref,
+                    "index": int(example["index"]),
+                }
+            )
+            record = {
+                "id": example["id"],
+                "instruction": example["instruction"],
+                "output": output,
+                "reference": example["reference"],
+                "model_shown_first": switch,
+                "judge_answer": verdict.text,
+                "preference": None if pref != pref else pref,
+                "judge_cached": verdict.cached,
+                "finish": completion.finish,
+                "tokens": completion.tokens,
+            }
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return annotations
+
+
 class JudgeEvaluator:
     """Length-controlled win rate (percent) of the model's answers against the references."""
 
@@ -170,38 +215,8 @@ class JudgeEvaluator:
         )
         judged = time.monotonic()
 
-        annotations = []
         details_path = work_dir / "details.jsonl"
-        with details_path.open("w", encoding="utf-8") as fh:
-            for example, completion, switch, verdict in zip(
-                examples, completions, switched, verdicts, strict=True
-            ):
-                pref = judge_prompt.preference(judge_prompt.parse_answer(verdict.text), switch)
-                annotations.append(
-                    {
-                        "instruction": example["instruction"],
-                        "output_1": str(example["reference"]),
-                        "output_2": completion.text.strip(),
-                        "generator_1": REFERENCE_NAME,
-                        "generator_2": MODEL_NAME,
-                        "annotator": judge.name,
-                        "preference": pref,
-                        "index": int(example["index"]),
-                    }
-                )
-                record = {
-                    "id": example["id"],
-                    "instruction": example["instruction"],
-                    "output": completion.text.strip(),
-                    "reference": example["reference"],
-                    "model_shown_first": switch,
-                    "judge_answer": verdict.text,
-                    "preference": None if pref != pref else pref,
-                    "judge_cached": verdict.cached,
-                    "finish": completion.finish,
-                    "tokens": completion.tokens,
-                }
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        annotations = annotate(examples, completions, switched, verdicts, judge.name, details_path)
         rates = length_controlled_winrate(
             annotations,
             glm=cfg["glm"],
