@@ -87,9 +87,11 @@ def test_token_budget_stops_the_agent_with_a_clear_error_in_each_format(tmp_path
         client = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=TOKEN)  # default retries on
         first = client.chat.completions.create(model="m", messages=CHAT["messages"])
         assert first.usage.total_tokens >= 60  # this call crossed the limit and was served
-        with pytest.raises(openai.RateLimitError, match="token budget is spent") as info:
+        with pytest.raises(openai.PermissionDeniedError, match="token budget is spent") as info:
             client.chat.completions.create(model="m", messages=CHAT["messages"])
         assert info.value.body["type"] == "insufficient_quota"
+        with pytest.raises(openai.RateLimitError, match="token budget is spent"):
+            client.responses.create(model="m", input="hi")
         claude = anthropic.Anthropic(base_url=gw.url, api_key=TOKEN)
         with pytest.raises(anthropic.RateLimitError, match="token budget is spent"):
             claude.messages.create(model="c", max_tokens=10, messages=CHAT["messages"])
@@ -98,16 +100,17 @@ def test_token_budget_stops_the_agent_with_a_clear_error_in_each_format(tmp_path
             json=BODIES["/v1beta/models/g:generateContent"],
             headers={"x-goog-api-key": TOKEN},
         )
-        assert r.status_code == 429 and r.json()["error"]["status"] == "RESOURCE_EXHAUSTED"
+        assert r.status_code == 403 and r.json()["error"]["status"] == "PERMISSION_DENIED"
         assert "no more model calls" in r.json()["error"]["message"]
         assert r.headers["x-should-retry"] == "false"
     # the SDKs honoured x-should-retry: one refusal each, no retry storm
-    assert gw.budget.refused == 3 and gw.budget.calls == 1
+    assert gw.budget.refused == 4 and gw.budget.calls == 1
     assert [reason for reason, _ in seen] == ["token_budget"]
     assert seen[0][1]["tokens"] >= 60 and seen[0][1]["max_tokens"] == 60
     records = DriverCallLog.read(tmp_path / "calls.jsonl")
     assert [r.get("error", {}).get("type") for r in records] == [
         None,
+        "BudgetRefused",
         "BudgetRefused",
         "BudgetRefused",
         "BudgetRefused",

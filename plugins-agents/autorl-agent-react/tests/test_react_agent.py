@@ -175,7 +175,7 @@ def test_loop_stops_when_the_gateway_refuses_for_budget(tmp_path: Path) -> None:
     assert [e["type"] for e in events[-3:]] == ["tool_result", "turn", "end"]
     end = events[-1]
     assert end["type"] == "end" and end["reason"] == "driver_budget"
-    assert "HTTP 429" in end["detail"] and "token budget is spent" in end["detail"]
+    assert "HTTP 403" in end["detail"] and "token budget is spent" in end["detail"]
     first_call = next(e for e in events if e["type"] == "tool_call")
     assert first_call["name"] == "shell"  # turn 1 was served, turn 2 refused
     assert [

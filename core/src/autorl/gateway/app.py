@@ -46,11 +46,20 @@ def _error(api: str, status: int, message: str, kind: str | None = None) -> JSON
     return JSONResponse(render.error_body(api, status, message, kind), status, headers=headers)
 
 
+REFUSAL = {
+    "openai-chat": (403, "insufficient_quota"),
+    "openai-responses": (429, "insufficient_quota"),
+    "anthropic": (429, "rate_limit_error"),
+    "gemini": (403, "PERMISSION_DENIED"),
+}
+"""How a spent budget is refused, per API: the status each real CLI treats as final (measured).
+Codex stops on 429 ``insufficient_quota`` but retries a 403; Claude Code stops on a 429 that says
+``x-should-retry: false``; Gemini CLI and OpenCode retry any 429 for minutes but stop on 403."""
+
+
 def _refusal(api: str, message: str) -> JSONResponse:
-    kind = {"anthropic": "rate_limit_error", "gemini": "RESOURCE_EXHAUSTED"}.get(
-        api, "insufficient_quota"
-    )
-    return _error(api, 429, message, kind)
+    status, kind = REFUSAL[api]
+    return _error(api, status, message, kind)
 
 
 def _failure(api: str, exc: Exception) -> JSONResponse:

@@ -63,7 +63,7 @@ def call_model(
             if r.status_code == 200:
                 return r.json()
             error = f"HTTP {r.status_code}: {r.text[:500]}"
-            if r.status_code == 429:
+            if r.status_code in (403, 429) and "budget is spent" in r.text:
                 raise Stop("driver_budget", error)
             if r.status_code < 500:
                 raise Stop("driver_error", error)
