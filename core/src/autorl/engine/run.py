@@ -369,6 +369,7 @@ class Run:
         finally:
             if gateway is not None:
                 gateway.stop()
+                events.info("gateway_stopped", **gateway.budget.spend())
             server.stop()
             service.close()
         history.snapshot("end of run")
