@@ -9,12 +9,14 @@ This measures what each buys on the current machine, with the real evaluator:
 2. ``one-at-a-time``: batch 1, prefix cache on;
 3. ``one-at-a-time, plain``: batch 1, plain ``generate`` (no prefix cache): the naive loop.
 
-    .venv/bin/python bench/rollout_throughput.py                        # tiny, 32 sessions
+    .venv/bin/python bench/rollout_throughput.py                        # tiny, 32 sessions, compact
     .venv/bin/python bench/rollout_throughput.py --model smollm2-135m --sessions 8
+    .venv/bin/python bench/rollout_throughput.py --prompt react         # the reference prompt
 
 Greedy decoding: every mode must play the same actions; the script says whether they did.
 The model comes from the registry (``autorl list model``), materialised into
-``$AUTORL_CACHE/models``; the sessions are the first ``--sessions`` WebShop eval goals.
+``$AUTORL_CACHE/models``; the sessions are the first ``--sessions`` eval sessions of the WebShop
+task prepared as a run prepares it (offline catalogue, ``--prompt`` style, ``--max-steps``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,17 @@ from pathlib import Path
 from typing import Any
 
 
-def play(model_dir: Path, eval_path: Path, work: Path, **config: Any) -> dict[str, Any]:
+def prepared_webshop(cache: Path, prompt: str, max_steps: int) -> Any:
+    """WebShop as a run prepares it (offline catalogue): eval split and evaluator config."""
+    from autorl_task_webshop.task import WebShopTask
+
+    from autorl.types import TaskContext
+
+    options = {"prompt": prompt, "max_steps": max_steps}
+    return WebShopTask().prepare(TaskContext(cache_dir=cache, options=options))
+
+
+def play(model_dir: Path, prepared: Any, work: Path, **config: Any) -> dict[str, Any]:
     from autorl_evaluator_rollout.evaluator import RolloutEvaluator
 
     from autorl.types import EvalRequest
@@ -35,8 +47,8 @@ def play(model_dir: Path, eval_path: Path, work: Path, **config: Any) -> dict[st
     result = RolloutEvaluator().evaluate(
         EvalRequest(
             model_dir=model_dir,
-            eval_path=eval_path,
-            config={"protocol": "autorl_task_webshop.protocol", **config},
+            eval_path=prepared.eval_path,
+            config={**prepared.evaluator_config, **config},
             work_dir=work,
         )
     )
@@ -50,7 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=32, help="eval sessions (default 32)")
     parser.add_argument("--batch-size", type=int, default=16, help="lockstep batch (16)")
     parser.add_argument("--max-new-tokens", type=int, default=48, help="per reply (48)")
-    parser.add_argument("--max-steps", type=int, default=15, help="per episode (15)")
+    parser.add_argument("--max-steps", type=int, default=10, help="per episode (10)")
+    parser.add_argument(
+        "--prompt",
+        choices=("compact", "react"),
+        default="compact",
+        help="the task's prompt style: compact (offline default, ~280 tokens a step) or react "
+        "(the reference's one-shot ReAct prompt, ~1,000)",
+    )
     parser.add_argument("--device", default="auto")
     parser.add_argument("--skip-plain", action="store_true", help="skip the plain baseline")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
@@ -65,14 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     except AutorlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from autorl_task_webshop.task import DATA_DIR
-
-    common = {
-        "max_new_tokens": args.max_new_tokens,
-        "max_steps": args.max_steps,
-        "limit": args.sessions,
-        "device": args.device,
-    }
+    common = {"max_new_tokens": args.max_new_tokens, "limit": args.sessions, "device": args.device}
     modes = {
         "lockstep": {"batch_size": args.batch_size, "prefix_cache": True},
         "one-at-a-time": {"batch_size": 1, "prefix_cache": True},
@@ -82,17 +94,16 @@ def main(argv: list[str] | None = None) -> int:
         del modes["one-at-a-time, plain"]
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="rollout-bench-") as tmp:
+        prepared = prepared_webshop(Path(tmp) / "task", args.prompt, args.max_steps)
         for name, extra in modes.items():
             print(
                 f"{name}: batch {extra['batch_size']}, prefix cache {extra['prefix_cache']}...",
                 flush=True,
             )
-            results[name] = play(
-                info.path, DATA_DIR / "goals_eval.json", Path(tmp) / name, **common, **extra
-            )
+            results[name] = play(info.path, prepared, Path(tmp) / name, **common, **extra)
     first = results["lockstep"]
     print(
-        f"\nmodel {args.model}, {args.sessions} WebShop eval sessions, "
+        f"\nmodel {args.model}, {args.sessions} WebShop eval sessions ({args.prompt} prompt), "
         f"max {args.max_steps} steps, {args.max_new_tokens} new tokens per reply, greedy"
     )
     print(
@@ -112,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         "batch_size": args.batch_size,
         "max_new_tokens": args.max_new_tokens,
         "max_steps": args.max_steps,
+        "prompt": args.prompt,
         "modes": {k: v["metrics"] for k, v in results.items()},
     }
     for name, result in results.items():

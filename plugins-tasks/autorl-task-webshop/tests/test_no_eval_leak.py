@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from autorl_task_webshop.catalog import load_goals
-from autorl_task_webshop.task import WebShopTask
+from autorl_task_webshop.task import DATA_DIR, WebShopTask
 
 from autorl.engine.workspace import build_workspace, instructions, make_writable
 from autorl.types import TaskContext
@@ -39,8 +39,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_no_file_of_the_workspace_holds_an_eval_id_or_instruction(workspace) -> None:
-    root, evals, train = workspace
-    assert len(evals) == 100 and (root / "kit" / "autorl_kit.py").is_file()
+    root, prepared_evals, train = workspace
+    evals = load_goals(DATA_DIR / "goals_eval.json")  # every shipped eval goal, used or not
+    assert {g.session_id for g in prepared_evals} <= {g.session_id for g in evals}
+    assert (root / "kit" / "autorl_kit.py").is_file()
     # rglob does not enter models/base (a link to the base model, outside the workspace)
     files = [p for p in root.rglob("*") if p.is_file() and not p.is_symlink()]
     assert len(files) >= 10, files
