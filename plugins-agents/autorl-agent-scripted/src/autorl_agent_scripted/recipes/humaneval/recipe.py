@@ -218,22 +218,28 @@ def sample_completions(
 ) -> list[list[str]]:
     """``n`` sampled continuations per prompt (plain text, no chat template), batched.
 
-    Stops between batches at ``deadline``: prompts not reached get no samples.
+    Stops between batches at ``deadline``: prompts not reached get no samples. The first batch
+    is small (4 sequences) and times the sampling, so a batch that would end past the deadline
+    is never started (one full batch of a 135M model can take minutes on a loaded CPU).
     """
     import torch
 
+    jobs = [i for i in range(len(prompts)) for _ in range(n)]
+    out: list[list[str]] = [[] for _ in prompts]
+    if not jobs:
+        return out
     model.eval()
     tokenizer.padding_side = "left"
     torch.manual_seed(seed)
-    jobs = [i for i in range(len(prompts)) for _ in range(n)]
-    out: list[list[str]] = [[] for _ in prompts]
-    per_batch = 0.0
-    for start in range(0, len(jobs), batch_size):
-        if time.monotonic() + per_batch > deadline:
-            log(f"  sampling stopped at the deadline: {start}/{len(jobs)} samples")
+    batches = [jobs[: min(4, batch_size)]]
+    batches += [jobs[s : s + batch_size] for s in range(len(batches[0]), len(jobs), batch_size)]
+    per_sequence = 0.0
+    done = 0
+    for batch in batches:
+        if time.monotonic() + per_sequence * len(batch) > deadline:
+            log(f"  sampling stopped at the deadline: {done}/{len(jobs)} samples")
             break
         began = time.monotonic()
-        batch = jobs[start : start + batch_size]
         enc = tokenizer([prompts[i] for i in batch], return_tensors="pt", padding=True)
         enc = enc.to(model.device)
         with torch.no_grad():
@@ -252,7 +258,8 @@ def sample_completions(
             batch, tokenizer.batch_decode(new, skip_special_tokens=True), strict=True
         ):
             out[i].append(text)
-        per_batch = max(per_batch, time.monotonic() - began)
+        done += len(batch)
+        per_sequence = max(per_sequence, (time.monotonic() - began) / len(batch))
     model.train()
     return out
 
