@@ -31,15 +31,18 @@ def test_reset_shows_the_room_and_the_goal(games: dict[str, Path]) -> None:
 
 def test_invalid_actions_think_and_the_step_limit(games: dict[str, Path]) -> None:
     env = AlfWorldEnv(games, max_steps=4)
-    env.reset(next(iter(games)))
+    _, first = env.reset(next(iter(games)))
+    go = next(c for c in first["admissible_commands"] if c.startswith("go to "))
     observation, reward, done, info = env.step("fly to the moon")
     assert (observation, reward, done, info["steps"]) == ("Nothing happens.", 0.0, False, 1)
+    assert info["valid"] is False  # the rollout evaluator's invalid-action rate reads it
     observation, _, done, info = env.step("")
     assert observation == "Nothing happens." and info["steps"] == 2
-    observation, _, done, _ = env.step("think: the apple is probably on a countertop")
-    assert observation == THINK_REPLY and not done
-    observation, reward, done, info = env.step("go to countertop 1")
+    observation, _, done, info = env.step("think: the apple is probably on a countertop")
+    assert observation == THINK_REPLY and not done and info["valid"]
+    observation, reward, done, info = env.step(go)
     assert done and reward == 0.0 and info["success"] is False and info["steps"] == 4
+    assert info["valid"] and observation.startswith(f"You arrive at {go[len('go to ') :]}.")
     assert env.step("look")[2] is True  # stays over
 
 

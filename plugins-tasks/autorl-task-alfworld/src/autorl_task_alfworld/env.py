@@ -151,14 +151,16 @@ class AlfWorldEnv:
         self._steps += 1
         won = False
         if action.lower().startswith(THINK_PREFIX):
-            observation = THINK_REPLY
+            observation, valid = THINK_REPLY, True
         else:
+            valid = action in self._state["admissible_commands"]
             self._state, _, _ = self._tw.step(action)
             observation = self._state.feedback.strip()
             won = bool(self._state["won"])
         self._won = won
         self._done = won or self._steps >= self.max_steps
-        return observation, 1.0 if won else 0.0, self._done, self._info(won=won)
+        info = {**self._info(won=won), "valid": valid}
+        return observation, 1.0 if won else 0.0, self._done, info
 
     def _info(self, won: bool) -> dict[str, Any]:
         info: dict[str, Any] = {
