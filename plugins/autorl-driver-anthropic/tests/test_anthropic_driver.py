@@ -45,6 +45,19 @@ def test_normal_answer_with_usage_cost_and_key(fake: FakeProvider, env: dict) ->
     assert sent.body["max_tokens"] == 4096  # the API requires it; the driver's default
 
 
+def test_temperature_reaches_the_api_whatever_the_sdk_version(
+    fake: FakeProvider, env: dict
+) -> None:
+    """anthropic SDK 2.x dropped ``temperature`` from ``messages.create``; it must still be sent
+    (a judge at temperature 0 must not crash nor silently sample)."""
+    fake.enqueue(Answer("m"), Answer("M"))
+    driver = AnthropicDriver(MODEL, env=env)
+    assert driver.complete(USER, temperature=0.0).text == "m"
+    assert fake.requests[-1].body["temperature"] == 0.0
+    assert driver.complete(USER, temperature=1.7).text == "M"
+    assert fake.requests[-1].body["temperature"] == 1.0  # the API's maximum
+
+
 @pytest.mark.parametrize("status", [429, 529, 500])
 def test_recovers_from_rate_limits_overload_and_server_errors(
     fake: FakeProvider, env: dict, status: int

@@ -18,6 +18,8 @@ from autorl_task_webshop.protocol import (
     parse_action,
 )
 
+STOP = ("\n",)
+"""An action is one line: decoding ends at the first newline (a rambling reply costs little)."""
 HISTORY_WINDOW = 0
 """Unused by the compact prompt: it lists every earlier action and shows only the current page."""
 
@@ -25,6 +27,7 @@ __all__ = [
     "DEFAULT_MAX_STEPS",
     "ENV_OPTIONS",
     "HISTORY_WINDOW",
+    "STOP",
     "SUCCESS_THRESHOLD",
     "build_messages",
     "extract_action",

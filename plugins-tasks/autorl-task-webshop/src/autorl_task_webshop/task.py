@@ -39,6 +39,11 @@ PROTOCOL_MODULES = {
     "react": "autorl_task_webshop.protocol",
     "compact": "autorl_task_webshop.protocol_compact",
 }
+PROMPT_EVALUATOR_CONFIG: dict[str, dict[str, Any]] = {
+    "react": {},
+    "compact": {"max_new_tokens": 24},
+}
+"""The compact prompt's actions are one line of at most ~18 tokens (SmolLM2 tokenizer)."""
 SPLIT_DEFAULTS: dict[str, dict[str, Any]] = {
     OFFLINE_SPLIT: {"prompt": "compact", "eval_size": 50, "max_steps": 10},
     REFERENCE_SPLIT: {"prompt": "react", "eval_size": 100, "max_steps": 15},
@@ -189,6 +194,7 @@ class WebShopTask:
         meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
         config = {
             **EVALUATOR_CONFIG,
+            **PROMPT_EVALUATOR_CONFIG[settings.prompt],
             "protocol": PROTOCOL_MODULES[settings.prompt],
             "max_steps": settings.max_steps,
             "catalog_path": str(split_dir / "catalog.json"),

@@ -6,6 +6,8 @@ The SDK's own retries are off (``max_retries=0``): the shared :class:`RetryPolic
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -89,7 +91,11 @@ class AnthropicDriver(BaseDriver):
         if request.system:
             payload["system"] = request.system
         if request.temperature is not None:
-            payload["temperature"] = min(request.temperature, 1.0)
+            temperature = min(request.temperature, 1.0)
+            if _sdk_takes_temperature():
+                payload["temperature"] = temperature
+            else:  # anthropic SDK 2.x dropped the argument; the Messages API still takes it
+                payload["extra_body"] = {"temperature": temperature}
         if request.stop:
             payload["stop_sequences"] = list(request.stop)
         if request.tools:
@@ -140,3 +146,11 @@ class AnthropicDriver(BaseDriver):
                     yield ChatChunk(text=text)
             final = stream.get_final_message()
         yield ChatChunk(response=self._parse(final.model_dump()))
+
+
+@functools.cache
+def _sdk_takes_temperature() -> bool:
+    """Whether the installed SDK's ``messages.create`` has a ``temperature`` parameter."""
+    from anthropic.resources.messages import Messages
+
+    return "temperature" in inspect.signature(Messages.create).parameters

@@ -251,6 +251,9 @@ def parse_anthropic(body: Mapping[str, Any]) -> ParsedRequest:
     for i, raw in enumerate(_list(body.get("messages"), "messages")):
         m = _obj(raw, f"messages[{i}]")
         role, content = m.get("role"), m.get("content")
+        if role == "system":  # Claude Code puts system reminders among the messages
+            messages.append({"role": "system", "content": flatten(content)})
+            continue
         if role not in ("user", "assistant"):
             raise DriverRequestError(f"messages[{i}]: unsupported role {role!r}")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
