@@ -42,6 +42,8 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         [
             AUTORL,
             "run",
+            "--task",
+            "gsm8k",
             "--model",
             "tiny",
             "--runs-dir",
@@ -136,6 +138,8 @@ def test_second_run_reuses_the_cached_baseline(tiny_run: dict) -> None:
         [
             AUTORL,
             "run",
+            "--task",
+            "gsm8k",
             "--model",
             "tiny",
             "--runs-dir",

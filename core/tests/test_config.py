@@ -14,7 +14,7 @@ from autorl.errors import ConfigError
 def test_defaults_are_the_embedded_default_run() -> None:
     cfg = load_config()
     assert (cfg.task, cfg.agent, cfg.model, cfg.sandbox) == (
-        "gsm8k",
+        "webshop",
         "scripted",
         "smollm2-135m",
         "local",

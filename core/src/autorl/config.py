@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from autorl.errors import ConfigError
 
-DEFAULT_TASK = "gsm8k"
+DEFAULT_TASK = "webshop"
 DEFAULT_AGENT = "scripted"
 DEFAULT_MODEL = "smollm2-135m"
 

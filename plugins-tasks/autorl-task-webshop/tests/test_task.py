@@ -30,11 +30,11 @@ def test_prepare_splits_config_and_metric(tmp_path: Path) -> None:
     prepared = prepare(tmp_path)
     train = load_goals(prepared.train_files[0])
     evals = load_goals(prepared.eval_path)
-    assert (len(train), len(evals)) == (500, 50)
+    assert (len(train), len(evals)) == (500, 40)
     assert prepared.evaluator == "rollout" and prepared.metric == "success_rate"
     config = prepared.evaluator_config
     assert config["protocol"] == "autorl_task_webshop.protocol_compact"
-    assert config["max_steps"] == 10
+    assert config["max_steps"] == 8 and config["max_new_tokens"] == 24
     assert Path(config["catalog_path"]).is_file()
     assert {"max_new_tokens", "batch_size", "history_window"} <= set(config)
     assert "search[" in prepared.description and "reward >= 0.5" in prepared.description
@@ -107,7 +107,7 @@ episode = kit.expert_episode(goal, env)
 by_id = kit.expert_episode(kit.train_ids()[1])
 assert by_id["success"] and by_id["steps"][0]["messages"] == kit.build_messages(
     [env.reset(kit.train_ids()[1])[0]], [], kit.HISTORY_WINDOW)
-assert kit.PROMPT_STYLE == "compact" and kit.MAX_STEPS == 10 and env.max_steps == 10
+assert kit.PROMPT_STYLE == "compact" and kit.MAX_STEPS == 8 and env.max_steps == 8
 try:
     env.reset("eval-0000")
     refused = False

@@ -48,7 +48,7 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
     type=click.Path(path_type=Path),
     help="TOML or YAML run config.",
 )
-@click.option("--task", help="Task name (default: gsm8k). See 'autorl list task'.")
+@click.option("--task", help="Task name (default: webshop). See 'autorl list task'.")
 @click.option("--agent", help="Agent name (default: scripted). See 'autorl list agent'.")
 @click.option(
     "--model",
@@ -90,8 +90,8 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
 def run(config_path: Path | None, quiet: bool, **flags: Any) -> None:
     """Run an agent on a task: baseline, agent phase under budget, grading, report.
 
-    With no options: the embedded default (task gsm8k on its offline split, agent scripted,
-    model smollm2-135m), offline on CPU.
+    With no options: the embedded default (task webshop on its offline catalogue, agent
+    scripted: SFT on expert episodes then online GRPO, model smollm2-135m), offline on CPU.
     """
     from autorl.config import load_configs
 
@@ -182,7 +182,7 @@ def _run_matrix(configs: list[Any], quiet: bool) -> None:
 
 
 @click.command()
-@click.option("--task", "tasks", multiple=True, help="Task(s) to prepare (default: gsm8k).")
+@click.option("--task", "tasks", multiple=True, help="Task(s) to prepare (default: webshop).")
 @click.option("--model", "models", multiple=True, help="Model(s) to fetch and convert.")
 def prepare(tasks: tuple[str, ...], models: tuple[str, ...]) -> None:
     """Fill the caches (task data, converted models) so later runs need no network."""

@@ -45,12 +45,12 @@ PROMPT_EVALUATOR_CONFIG: dict[str, dict[str, Any]] = {
 }
 """The compact prompt's actions are one line of at most ~18 tokens (SmolLM2 tokenizer)."""
 SPLIT_DEFAULTS: dict[str, dict[str, Any]] = {
-    OFFLINE_SPLIT: {"prompt": "compact", "eval_size": 50, "max_steps": 10},
+    OFFLINE_SPLIT: {"prompt": "compact", "eval_size": 40, "max_steps": 8},
     REFERENCE_SPLIT: {"prompt": "react", "eval_size": 100, "max_steps": 15},
 }
 """The reference protocol (official data): the ReAct prompt, 100 sessions, 15 steps. The offline
 catalogue is sized for two CPU cores: the compact prompt (~280 tokens a step instead of ~1,000),
-50 sessions, 10 steps (the expert needs at most 7)."""
+40 sessions, 8 steps (the expert needs at most 7)."""
 
 EVALUATOR_CONFIG: dict[str, Any] = {
     "max_steps": 15,
@@ -65,10 +65,10 @@ EVALUATOR_CONFIG: dict[str, Any] = {
 OPTIONS = {
     "data_path": "directory with the official WebShop files (items_shuffle_1000.json, "
     "items_ins_v2_1000.json, items_human_ins.json); default: the shipped catalogue",
-    "eval_size": "number of held-out sessions (default 50 offline; 100 with data_path, the "
+    "eval_size": "number of held-out sessions (default 40 offline; 100 with data_path, the "
     "reference protocol)",
     "train_size": "cap on the number of train goals (default: all)",
-    "max_steps": "steps per session before it ends unbought (default 10 offline; 15 with "
+    "max_steps": "steps per session before it ends unbought (default 8 offline; 15 with "
     "data_path)",
     "prompt": "the grader's prompt: 'compact' (default offline) or 'react' (the reference's "
     "one-shot ReAct prompt; default with data_path)",

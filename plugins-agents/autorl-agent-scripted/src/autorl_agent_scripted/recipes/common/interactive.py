@@ -50,7 +50,7 @@ def parse_args(argv: list[str] | None = None, description: str = "") -> argparse
     p.add_argument("--mode", choices=("lora", "full"), default=env("RECIPE_MODE", "lora"))
     p.add_argument("--no-grpo", action="store_true", help="SFT warm-up only")
     p.add_argument(
-        "--sft-share", type=float, default=0.55, help="share of the budget for the SFT warm-up"
+        "--sft-share", type=float, default=0.65, help="share of the budget for the SFT warm-up"
     )
     p.add_argument("--sft-batch-size", type=int, default=8)
     p.add_argument("--sft-lr", type=float, default=None, help="default 5e-4 LoRA, 5e-5 full")
