@@ -214,7 +214,7 @@ def test_tiny_humaneval_run_submits_a_scored_checkpoint(tmp_path: Path) -> None:
     # evaluation of the 82 eval problems is what makes this test slow)
     argv += ["--runs-dir", str(tmp_path / "runs"), "--run-id", "he"]
     argv += ["--budget", "60", "--max-submissions", "1"]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=420)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     run_dir = tmp_path / "runs" / "he"
     summary = json.loads((run_dir / "report" / "summary.json").read_text())
