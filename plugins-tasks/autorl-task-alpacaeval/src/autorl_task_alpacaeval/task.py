@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autorl.errors import ConfigError
+from autorl.taskcache import build_once, files_digest, params_digest
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_alpacaeval import data
 from autorl_task_alpacaeval.description import describe
@@ -93,47 +91,10 @@ def parse_options(options: Mapping[str, Any]) -> Settings:
     )
 
 
-def _digest(payload: Any) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[
-        :16
-    ]
-
-
-def _files_digest(paths: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(path.name.encode() + b"\0")
-        with path.open("rb") as fh:
-            for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()[:16]
-
-
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
-def build_once(target: Path, build: Callable[[Path], None], marker: str = "meta.json") -> Path:
-    """Run ``build(staging_dir)`` unless ``target`` is complete, then move it into place; the
-    marker is written last, so a crash never leaves a half-written split in use."""
-    if (target / marker).is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
-        build(staging)
-        if target.exists():
-            shutil.rmtree(target)
-        try:
-            os.rename(staging, target)
-        except OSError:  # another process finished first: its files are identical
-            if not (target / marker).is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
 
 
 class AlpacaEvalTask:
@@ -185,7 +146,7 @@ class AlpacaEvalTask:
         train, evals = data.offline()
         params = {
             "source": "offline",
-            "files": _files_digest([data.OFFLINE_TRAIN, data.OFFLINE_EVAL]),
+            "files": files_digest([data.OFFLINE_TRAIN, data.OFFLINE_EVAL]),
             "train_size": settings.train_size,
             "eval_size": settings.eval_size,
         }
@@ -193,12 +154,12 @@ class AlpacaEvalTask:
         def build(staging: Path) -> None:
             self._write(staging, train[: settings.train_size], evals[: settings.eval_size], params)
 
-        return build_once(cache / f"{OFFLINE_SPLIT}-{_digest(params)}", build)
+        return build_once(cache / f"{OFFLINE_SPLIT}-{params_digest(params)}", build)
 
     def _reference(self, cache: Path, settings: Settings, files: dict[str, Path | None]) -> Path:
         params = {
             "source": "local",
-            "files": _files_digest([p for p in (files["eval"], files["train"]) if p]),
+            "files": files_digest([p for p in (files["eval"], files["train"]) if p]),
             "train_size": settings.train_size,
             "eval_size": settings.eval_size,
         }
@@ -212,7 +173,7 @@ class AlpacaEvalTask:
                 {**params, "dropped_train_duplicates": dropped},
             )
 
-        return build_once(cache / f"{REFERENCE_SPLIT}-{_digest(params)}", build)
+        return build_once(cache / f"{REFERENCE_SPLIT}-{params_digest(params)}", build)
 
     @staticmethod
     def _write(staging: Path, train: list[dict], evals: list[dict], params: dict) -> None:

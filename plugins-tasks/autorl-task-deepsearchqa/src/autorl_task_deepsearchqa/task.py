@@ -6,13 +6,13 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autorl.errors import AutorlError, ConfigError
+from autorl.taskcache import build_once, params_digest
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_deepsearchqa.corpus import (
     Question,
@@ -167,37 +167,11 @@ def parse_options(options: Mapping[str, Any]) -> Settings:
     )
 
 
-def _digest(payload: Any) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[
-        :16
-    ]
-
-
-def _file_digest(paths: list[Path]) -> str:
+def _fileparams_digest(paths: list[Path]) -> str:
     digest = hashlib.sha256()
     for path in paths:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
-
-
-def build_once(target: Path, build: Callable[[Path], None], marker: str = "meta.json") -> Path:
-    """Run ``build(staging)`` unless ``target`` is complete, then move it into place."""
-    if (target / marker).is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
-        build(staging)
-        if target.exists():
-            shutil.rmtree(target)
-        try:
-            os.rename(staging, target)
-        except OSError:  # another process finished first: its files are identical
-            if not (target / marker).is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
 
 
 class DeepSearchQATask:
@@ -242,7 +216,7 @@ class DeepSearchQATask:
         files = [DATA_DIR / n for n in names]
         params = {
             "source": "shipped",
-            "files": _file_digest(files),
+            "files": _fileparams_digest(files),
             "eval_size": settings.eval_size,
             "train_size": settings.train_size,
         }
@@ -262,7 +236,7 @@ class DeepSearchQATask:
             shutil.copyfile(DATA_DIR / "corpus.json", staging / "corpus.json")
             self._write(staging, train[: settings.train_size], evals[: settings.eval_size], params)
 
-        return build_once(cache / f"{OFFLINE_SPLIT}-{_digest(params)}", build)
+        return build_once(cache / f"{OFFLINE_SPLIT}-{params_digest(params)}", build)
 
     def _reference(self, cache: Path, settings: Settings) -> Path:
         from autorl_task_deepsearchqa import official
@@ -271,7 +245,7 @@ class DeepSearchQATask:
         source = official.find_file(settings.data_path)
         params = {
             "source": "google/deepsearchqa",
-            "file": _file_digest([source]),
+            "file": _fileparams_digest([source]),
             "eval_size": settings.eval_size,
             "train_size": settings.train_size,
             "seed": official.SPLIT_SEED,
@@ -286,7 +260,7 @@ class DeepSearchQATask:
             shutil.copyfile(DATA_DIR / "corpus.json", staging / "corpus.json")
             self._write(staging, train, evals, {**params, "n_total": len(questions)})
 
-        return build_once(cache / f"{REFERENCE_SPLIT}-{_digest(params)}", build)
+        return build_once(cache / f"{REFERENCE_SPLIT}-{params_digest(params)}", build)
 
     @staticmethod
     def _write(

@@ -6,13 +6,13 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autorl.errors import ConfigError
+from autorl.taskcache import build_once, files_digest, params_digest
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_webshop.catalog import Goal, Product, dump_json, load_goals, load_products
 from autorl_task_webshop.description import describe
@@ -68,8 +68,7 @@ OPTIONS = {
     "eval_size": "number of held-out sessions (default 40 offline; 100 with data_path, the "
     "reference protocol)",
     "train_size": "cap on the number of train goals (default: all)",
-    "max_steps": "steps per session before it ends unbought (default 8 offline; 15 with "
-    "data_path)",
+    "max_steps": "steps per session before it ends unbought (default 8 offline; 15 with data_path)",
     "prompt": "the grader's prompt: 'compact' (default offline) or 'react' (the reference's "
     "one-shot ReAct prompt; default with data_path)",
 }
@@ -137,41 +136,6 @@ def parse_options(options: Mapping[str, Any]) -> Settings:
     )
 
 
-def _digest(payload: Any) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _files_digest(paths: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(path.name.encode() + b"\0")
-        with path.open("rb") as fh:
-            for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()[:16]
-
-
-def build_once(target: Path, build: Callable[[Path], None], marker: str = "meta.json") -> Path:
-    """Run ``build(staging)`` unless ``target`` is complete (its ``marker`` exists), then move
-    it into place, so a crash never leaves a half-written split."""
-    if (target / marker).is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
-        build(staging)
-        if target.exists():
-            shutil.rmtree(target)
-        try:
-            os.rename(staging, target)
-        except OSError:  # another process finished first: its files are identical
-            if not (target / marker).is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
-
-
 def write_jsonl(path: Path, goals: list[Goal]) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for goal in goals:
@@ -220,7 +184,7 @@ class WebShopTask:
         files = [DATA_DIR / n for n in ("catalog.json", "goals_train.json", "goals_eval.json")]
         params = {
             "source": "shipped",
-            "files": _files_digest(files),
+            "files": files_digest(files),
             "eval_size": settings.eval_size,
             "train_size": settings.train_size,
         }
@@ -237,7 +201,7 @@ class WebShopTask:
             products = load_products(DATA_DIR / "catalog.json")
             self._write(staging, products, train, evals[: settings.eval_size], settings, params)
 
-        return build_once(cache / f"{OFFLINE_SPLIT}-{_digest(params)}", build)
+        return build_once(cache / f"{OFFLINE_SPLIT}-{params_digest(params)}", build)
 
     def _reference(self, cache: Path, settings: Settings) -> Path:
         from autorl_task_webshop import official
@@ -252,7 +216,7 @@ class WebShopTask:
             )
         params = {
             "source": "official",
-            "files": _files_digest([settings.data_path / n for n in official.FILES]),
+            "files": files_digest([settings.data_path / n for n in official.FILES]),
             "eval_size": settings.eval_size,
             "train_size": settings.train_size,
         }
@@ -264,7 +228,7 @@ class WebShopTask:
             )
             self._write(staging, products, train, evals, settings, {**params, **extra})
 
-        return build_once(cache / f"{REFERENCE_SPLIT}-{_digest(params)}", build)
+        return build_once(cache / f"{REFERENCE_SPLIT}-{params_digest(params)}", build)
 
     @staticmethod
     def _write(
