@@ -6,13 +6,13 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autorl.errors import ConfigError
+from autorl.taskcache import build_once, files_digest, params_digest
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_alfworld import official
 from autorl_task_alfworld.description import describe
@@ -126,40 +126,6 @@ def parse_options(options: Mapping[str, Any], environ: Mapping[str, str] = os.en
     )
 
 
-def _digest(payload: Any) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[
-        :16
-    ]
-
-
-def _files_digest(paths: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def build_once(target: Path, build: Callable[[Path], None], marker: str = "meta.json") -> Path:
-    """Run ``build(staging)`` unless ``target`` is complete (its ``marker`` exists), then move
-    it into place, so a crash never leaves a half-written split."""
-    if (target / marker).is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
-        build(staging)
-        if target.exists():
-            shutil.rmtree(target)
-        try:
-            os.rename(staging, target)
-        except OSError:  # another process finished first: its files are identical
-            if not (target / marker).is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
-
-
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text(
         "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows),
@@ -202,7 +168,7 @@ class AlfWorldTask:
     def _offline(self, cache: Path, settings: Settings) -> Path:
         params = {
             "source": "shipped",
-            "files": _files_digest(list(SHIPPED.values())),
+            "files": files_digest(list(SHIPPED.values())),
             "eval_size": settings.eval_size,
             "train_size": settings.train_size,
         }
@@ -227,7 +193,7 @@ class AlfWorldTask:
             train_rows = [{**_row(record), "layout": record.layout} for record in train]
             self._finish(staging, train_rows, eval_rows, params)
 
-        return build_once(cache / f"{OFFLINE_SPLIT}-{_digest(params)}", build)
+        return build_once(cache / f"{OFFLINE_SPLIT}-{params_digest(params)}", build)
 
     def _reference(self, cache: Path, settings: Settings) -> Path:
         assert settings.data_path is not None
@@ -275,7 +241,7 @@ class AlfWorldTask:
                 )
             self._finish(staging, train_rows, eval_rows, params)
 
-        return build_once(cache / f"{REFERENCE_SPLIT}-{_digest(params)}", build)
+        return build_once(cache / f"{REFERENCE_SPLIT}-{params_digest(params)}", build)
 
     @staticmethod
     def _finish(
