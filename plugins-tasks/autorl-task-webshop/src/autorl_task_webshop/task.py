@@ -41,9 +41,10 @@ PROTOCOL_MODULES = {
 }
 PROMPT_EVALUATOR_CONFIG: dict[str, dict[str, Any]] = {
     "react": {},
-    "compact": {"max_new_tokens": 24},
+    "compact": {"max_new_tokens": 24, "batch_size": 40},
 }
-"""The compact prompt's actions are one line of at most ~18 tokens (SmolLM2 tokenizer)."""
+"""The compact prompt's actions are one line of at most ~18 tokens (SmolLM2 tokenizer); all 40
+default sessions in one lockstep batch, so each decoding step serves every episode."""
 SPLIT_DEFAULTS: dict[str, dict[str, Any]] = {
     OFFLINE_SPLIT: {"prompt": "compact", "eval_size": 40, "max_steps": 8},
     REFERENCE_SPLIT: {"prompt": "react", "eval_size": 100, "max_steps": 15},
