@@ -84,3 +84,42 @@ def test_policy_step_changes_only_with_signal(webshop_workspace: Path) -> None:
     trained = interactive.policy_loss_step(model, optimizer, episodes, [1.0, -1.0])
     assert trained == sum(len(e.turns) for e in episodes)
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
+def test_action_logprobs_match_a_plain_forward(webshop_workspace: Path) -> None:
+    """Left padding, explicit positions and logits kept only at the end score the action
+    tokens exactly as a full forward of each pair alone."""
+    import interactive
+    import torch
+    from recipe_common import load_base
+
+    model, _ = load_base(webshop_workspace / "models" / "base")
+    model.eval()
+    pairs = [([5, 6, 7, 8, 9, 10], [11, 12]), ([5, 6], [13, 14, 15])]
+    with torch.no_grad():
+        batched = interactive.action_logprobs(model, pairs)
+        for row, (prompt, action) in enumerate(pairs):
+            ids = torch.tensor([prompt + action])
+            logp = torch.log_softmax(model(input_ids=ids).logits[0, :-1].float(), dim=-1)
+            picked = logp[len(prompt) - 1 :, :].gather(-1, ids[0, len(prompt) :, None])
+            assert batched[row].item() == pytest.approx(picked.mean().item(), abs=1e-4)
+
+
+def test_action_sft_learns_the_experts_actions(webshop_workspace: Path) -> None:
+    import autorl_kit as kit
+    import interactive
+    import torch
+    from recipe_common import load_base
+
+    model, tokenizer = load_base(webshop_workspace / "models" / "base")
+    rows, _ = interactive.expert_rows(kit, kit.train_ids()[:2])
+    pairs = interactive.tokenize_rows(tokenizer, rows)
+    assert pairs[0][1][-1] == tokenizer.eos_token_id
+    with torch.no_grad():
+        before = interactive.action_logprobs(model, pairs).mean().item()
+    args = interactive.parse_args(["--mode", "full", "--sft-batch-size", "4", "--sft-lr", "1e-3"])
+    trained, steps = interactive.run_action_sft(model, tokenizer, rows * 3, args=args, seconds=120)
+    assert steps == len(rows) * 3 // 4
+    with torch.no_grad():
+        after = interactive.action_logprobs(trained, pairs).mean().item()
+    assert after > before + 0.5

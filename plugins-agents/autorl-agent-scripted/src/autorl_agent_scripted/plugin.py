@@ -14,6 +14,16 @@ def autorl_register_agents() -> list[AgentSpec]:
             factory="autorl_agent_scripted.agent:ScriptedAgent",
             description="No LLM: copies the task's reference recipe (SFT then GRPO, sized to "
             "the budget) into code/ and runs it",
-            options={"driver": False, "tasks": ["gsm8k"]},
+            options={
+                "driver": False,
+                "tasks": [
+                    "gsm8k",
+                    "humaneval",
+                    "alpacaeval",
+                    "webshop",
+                    "alfworld",
+                    "deepsearchqa",
+                ],
+            },
         )
     ]
