@@ -50,10 +50,10 @@ def parse_args(argv: list[str] | None = None, description: str = "") -> argparse
     p.add_argument("--mode", choices=("lora", "full"), default=env("RECIPE_MODE", "lora"))
     p.add_argument("--no-grpo", action="store_true", help="SFT warm-up only")
     p.add_argument(
-        "--sft-share", type=float, default=0.65, help="share of the budget for the SFT warm-up"
+        "--sft-share", type=float, default=0.8, help="share of the budget for the SFT warm-up"
     )
     p.add_argument("--sft-batch-size", type=int, default=4)
-    p.add_argument("--sft-lr", type=float, default=None, help="default 5e-4 LoRA, 5e-5 full")
+    p.add_argument("--sft-lr", type=float, default=None, help="default 1e-3 LoRA, 5e-5 full")
     p.add_argument(
         "--sft-episodes",
         type=int,
@@ -308,7 +308,7 @@ def run_action_sft(
     import torch
 
     model = with_adapter(model, args)
-    lr = args.sft_lr or (5e-4 if args.mode == "lora" else 5e-5)
+    lr = args.sft_lr or (1e-3 if args.mode == "lora" else 5e-5)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=lr)
     pairs = tokenize_rows(tokenizer, rows)
