@@ -34,10 +34,12 @@ from autorl.errors import ConfigError
 PACKAGE = "alpaca_eval"
 
 
-def _pkg_resources_stand_in() -> None:
-    """Register a minimal ``pkg_resources`` when setuptools no longer provides one."""
+def _pkg_resources_stand_in() -> bool:
+    """Register a minimal ``pkg_resources`` when setuptools no longer provides one; True when
+    it did (the caller removes it again once alpaca_eval holds its reference, so nothing else,
+    e.g. pytest's ``syspath_prepend``, mistakes it for the real one)."""
     if "pkg_resources" in sys.modules or importlib.util.find_spec("pkg_resources") is not None:
-        return
+        return False
     from importlib.metadata import version
 
     from packaging.version import parse
@@ -47,6 +49,7 @@ def _pkg_resources_stand_in() -> None:
     module.parse_version = parse  # type: ignore[attr-defined]
     module.get_distribution = lambda name: types.SimpleNamespace(version=version(name))  # type: ignore[attr-defined]
     sys.modules["pkg_resources"] = module
+    return True
 
 
 @functools.cache
@@ -71,9 +74,13 @@ def modules() -> types.SimpleNamespace:
         bare.__spec__ = importlib.machinery.ModuleSpec(PACKAGE, None, is_package=True)
         bare.__spec__.submodule_search_locations = [str(root)]
         sys.modules[PACKAGE] = bare
-    _pkg_resources_stand_in()
-    utils = importlib.import_module(f"{PACKAGE}.utils")
-    glm = importlib.import_module(f"{PACKAGE}.metrics.glm_winrate")
+    stand_in = _pkg_resources_stand_in()
+    try:
+        utils = importlib.import_module(f"{PACKAGE}.utils")
+        glm = importlib.import_module(f"{PACKAGE}.metrics.glm_winrate")
+    finally:
+        if stand_in:
+            sys.modules.pop("pkg_resources", None)
     return types.SimpleNamespace(utils=utils, glm=glm, root=package_dir())
 
 
