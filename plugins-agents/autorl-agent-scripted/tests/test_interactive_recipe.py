@@ -115,6 +115,10 @@ def test_action_sft_learns_the_experts_actions(webshop_workspace: Path) -> None:
     rows, _ = interactive.expert_rows(kit, kit.train_ids()[:2])
     pairs = interactive.tokenize_rows(tokenizer, rows)
     assert pairs[0][1][-1] == tokenizer.eos_token_id
+    capped = interactive.tokenize_rows(tokenizer, rows, max_length=40)
+    for (prompt, action), (short, same) in zip(pairs, capped, strict=True):
+        assert same == action and len(short) + len(same) <= max(40, len(action) + 1)
+        assert short == prompt[len(prompt) - len(short) :]  # the newest tokens are kept
     with torch.no_grad():
         before = interactive.action_logprobs(model, pairs).mean().item()
     args = interactive.parse_args(["--mode", "full", "--sft-batch-size", "4", "--sft-lr", "1e-3"])

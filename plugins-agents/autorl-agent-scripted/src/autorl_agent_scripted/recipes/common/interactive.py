@@ -272,13 +272,22 @@ def policy_loss_step(
     return len(samples)
 
 
-def tokenize_rows(tokenizer: Any, rows: list[dict[str, Any]]) -> list[tuple[list[int], list[int]]]:
-    """(prompt ids through the chat template, action ids + end of turn) per SFT row."""
+def tokenize_rows(
+    tokenizer: Any, rows: list[dict[str, Any]], max_length: int | None = None
+) -> list[tuple[list[int], list[int]]]:
+    """(prompt ids through the chat template, action ids + end of turn) per SFT row; with
+    ``max_length``, the prompt loses its oldest tokens so the pair fits (the action never)."""
     eos = tokenizer.eos_token_id
     pairs = []
     for row in rows:
-        action = tokenizer(row["completion"][0]["content"], add_special_tokens=False)
-        pairs.append((_prompt_ids(tokenizer, row["prompt"]), [*action["input_ids"], eos]))
+        action = [
+            *tokenizer(row["completion"][0]["content"], add_special_tokens=False)["input_ids"],
+            eos,
+        ]
+        prompt = _prompt_ids(tokenizer, row["prompt"])
+        if max_length:
+            prompt = prompt[max(0, len(prompt) - max(1, max_length - len(action))) :]
+        pairs.append((prompt, action))
     return pairs
 
 
@@ -311,7 +320,7 @@ def run_action_sft(
     lr = args.sft_lr or (1e-3 if args.mode == "lora" else 5e-5)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=lr)
-    pairs = tokenize_rows(tokenizer, rows)
+    pairs = tokenize_rows(tokenizer, rows, args.max_length)
     deadline = time.monotonic() + seconds
     size = args.sft_batch_size
     steps, step_s = 0, 0.0
