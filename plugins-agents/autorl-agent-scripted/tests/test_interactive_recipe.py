@@ -86,23 +86,82 @@ def test_policy_step_changes_only_with_signal(webshop_workspace: Path) -> None:
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
 
 
-def test_action_logprobs_match_a_plain_forward(webshop_workspace: Path) -> None:
-    """Left padding, explicit positions and logits kept only at the end score the action
-    tokens exactly as a full forward of each pair alone."""
+@pytest.mark.parametrize("detach_prompt", [False, True])
+def test_action_logprobs_match_a_plain_forward(
+    webshop_workspace: Path, detach_prompt: bool
+) -> None:
+    """Left padding, explicit positions, logits kept only at the end, and (``detach_prompt``)
+    a shared prefix run once and the prompt run without gradient: the action tokens score
+    exactly as a full forward of each pair alone."""
     import interactive
     import torch
     from recipe_common import load_base
 
     model, _ = load_base(webshop_workspace / "models" / "base")
     model.eval()
-    pairs = [([5, 6, 7, 8, 9, 10], [11, 12]), ([5, 6], [13, 14, 15])]
-    with torch.no_grad():
-        batched = interactive.action_logprobs(model, pairs)
-        for row, (prompt, action) in enumerate(pairs):
+    rules = list(range(30, 50))  # 20 tokens every prompt shares: run once when detached
+    pairs = [
+        ([5, 6, 7, 8, 9, 10], [11, 12]),
+        ([5, 6], [13, 14, 15]),
+    ]
+    shared = [([*rules, 7, 8, 9], [11, 12]), ([*rules, 6], [13, 14, 15]), (rules[:18], [16])]
+    for batch in (pairs, shared):
+        with torch.no_grad():
+            batched = interactive.action_logprobs(model, batch, detach_prompt)
+        for row, (prompt, action) in enumerate(batch):
             ids = torch.tensor([prompt + action])
-            logp = torch.log_softmax(model(input_ids=ids).logits[0, :-1].float(), dim=-1)
+            with torch.no_grad():
+                logits = model(input_ids=ids).logits[0, :-1].float()
+            logp = torch.log_softmax(logits, dim=-1)
             picked = logp[len(prompt) - 1 :, :].gather(-1, ids[0, len(prompt) :, None])
             assert batched[row].item() == pytest.approx(picked.mean().item(), abs=1e-4)
+
+
+def test_detached_prompt_still_trains_every_layer(webshop_workspace: Path) -> None:
+    """Without gradient through the prompt, the action positions still reach every layer."""
+    import interactive
+    from recipe_common import load_base
+
+    model, _ = load_base(webshop_workspace / "models" / "base")
+    pairs = [(list(range(30, 60)), [11, 12]), (list(range(30, 52)), [13])]
+    (-interactive.action_logprobs(model, pairs, detach_prompt=True).mean()).backward()
+    grads = {n: p.grad for n, p in model.named_parameters()}
+    layers = [n for n in grads if ".layers." in n and n.endswith("q_proj.weight")]
+    assert layers and all(grads[n] is not None and grads[n].abs().sum() > 0 for n in layers)
+
+
+def test_length_batches_cover_every_pair_once_in_full_batches() -> None:
+    import sys
+
+    from autorl_agent_scripted.agent import RECIPES
+
+    sys.path.insert(0, str(RECIPES / "common"))
+    import interactive
+
+    pairs = [([1] * n, [2]) for n in range(1, 40)]
+    batches = interactive.length_batches(pairs, 4, seed=0)  # one window holds all 39
+    flat = [i for b in batches for i in b]
+    assert all(len(b) == 4 for b in batches) and len(set(flat)) == len(flat) == 36
+    spread = [max(len(pairs[i][0]) for i in b) - min(len(pairs[i][0]) for i in b) for b in batches]
+    assert max(spread) <= 6  # sorted within the window: a batch pads little
+    assert interactive.length_batches(pairs, 4, seed=1) != batches  # reshuffled per epoch
+
+
+def test_direct_demonstrations_buy_the_experts_product(webshop_workspace: Path) -> None:
+    import autorl_kit as kit
+    import interactive
+    import recipe
+
+    assert recipe.direct_actions(
+        ["search[x]", "click[next >]", "click[b0abc]", "click[red]", "click[buy now]"]
+    ) == ["search[x]", "click[next >]", "click[b0abc]", "click[buy now]"]
+    for session_id in kit.train_ids()[:5]:
+        expert = kit.expert_actions(session_id)
+        episode = interactive.replay(kit, session_id, recipe.direct_actions(expert))
+        assert [s["action"] for s in episode["steps"]] == recipe.direct_actions(expert)
+        assert episode["success"] and episode["reward"] >= kit.SUCCESS_THRESHOLD
+        first = kit.expert_episode(session_id)["steps"][0]["messages"]
+        assert episode["steps"][0]["messages"] == first  # the grader's prompt format
 
 
 def test_action_sft_learns_the_experts_actions(webshop_workspace: Path) -> None:
@@ -121,7 +180,9 @@ def test_action_sft_learns_the_experts_actions(webshop_workspace: Path) -> None:
         assert short == prompt[len(prompt) - len(short) :]  # the newest tokens are kept
     with torch.no_grad():
         before = interactive.action_logprobs(model, pairs).mean().item()
-    args = interactive.parse_args(["--mode", "full", "--sft-batch-size", "4", "--sft-lr", "1e-3"])
+    args = interactive.parse_args(
+        ["--mode", "full", "--sft-batch-size", "4", "--sft-lr", "1e-3", "--sft-epochs", "1"]
+    )
     trained, steps = interactive.run_action_sft(model, tokenizer, rows * 3, args=args, seconds=120)
     assert steps == len(rows) * 3 // 4
     with torch.no_grad():

@@ -137,6 +137,25 @@ def test_sampling_is_reproducible_with_the_seed(tiny_model_dir: Path, tmp_path: 
     assert sampled("a", 3) != sampled("c", 4)
 
 
+def test_another_session_order_plays_the_same_episodes(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """``order_seed`` (the noise measurement): other lockstep batches, the same greedy
+    episodes, trajectories still in file order; the binomial SE is reported."""
+    targets = (0, 1, 2, 0, 1, 2, 1)
+    plain = RolloutEvaluator().evaluate(counter_request(tiny_model_dir, tmp_path / "a", targets))
+    shuffled = RolloutEvaluator().evaluate(
+        counter_request(tiny_model_dir, tmp_path / "b", targets, order_seed=3)
+    )
+    first, second = (read_trajectories(r.details_path) for r in (plain, shuffled))
+    assert [e["session_id"] for e in second] == [f"c{i}" for i in range(len(targets))]
+    assert [e["actions"] for e in first] == [e["actions"] for e in second]
+    assert shuffled.score == plain.score
+    p = plain.metrics["success_rate"]
+    expected = (p * (1 - p) / len(targets)) ** 0.5
+    assert plain.metrics["success_rate_se"] == pytest.approx(expected, abs=1e-4)
+
+
 def test_limit_plays_the_first_sessions(tiny_model_dir: Path, tmp_path: Path) -> None:
     result = RolloutEvaluator().evaluate(counter_request(tiny_model_dir, tmp_path, limit=2))
     assert result.n == 2

@@ -29,6 +29,7 @@ def test_defaults_and_overrides() -> None:
         ({**PROTOCOL, "history_window": -2}, "history_window=-2 must be an integer >= 0"),
         ({**PROTOCOL, "device": 3}, "device=3 must be a string"),
         ({**PROTOCOL, "prefix_cache": "yes"}, "prefix_cache='yes' must be true or false"),
+        ({**PROTOCOL, "order_seed": "7"}, "order_seed='7' must be an integer or None"),
     ],
 )
 def test_bad_values_are_precise_errors(config: dict, message: str) -> None:

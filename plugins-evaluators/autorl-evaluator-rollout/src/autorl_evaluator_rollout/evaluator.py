@@ -10,6 +10,7 @@ Score = percent of sessions that end with ``info["success"]``.
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -109,6 +110,16 @@ def read_sessions(protocol: Protocol, eval_path: Path, limit: int | None) -> lis
     return sessions
 
 
+def binomial_se(successes: int, n: int) -> float:
+    """Standard error of a success rate over ``n`` independent sessions, sqrt(p(1-p)/n): the
+    noise from which sessions happen to be in the eval split (a greedy policy replays the same
+    episodes, so reruns alone do not show it)."""
+    if n <= 0:
+        return 0.0
+    p = successes / n
+    return (p * (1 - p) / n) ** 0.5
+
+
 def _rate(count: int, total: int) -> float:
     return round(count / total, 4) if total else 0.0
 
@@ -120,6 +131,7 @@ def summarize(episodes: list[Episode], seconds: float) -> dict[str, Any]:
     steps = sum(e.steps for e in episodes)
     metrics: dict[str, Any] = {
         "success_rate": round(sum(e.success for e in episodes) / n, 4),
+        "success_rate_se": round(binomial_se(sum(e.success for e in episodes), n), 4),
         "mean_reward": round(sum(e.reward for e in episodes) / n, 4),
         "mean_steps": round(steps / n, 2),
         "invalid_action_rate": _rate(sum(not v for e in episodes for v in e.valid), steps),
@@ -153,6 +165,9 @@ class RolloutEvaluator:
         task_config = env_config(request.config, protocol.env_options, protocol.name)
         eval_path = Path(request.eval_path)
         sessions = read_sessions(protocol, eval_path, settings.limit)
+        position = {session: i for i, session in enumerate(sessions)}
+        if settings.order_seed is not None:
+            random.Random(settings.order_seed).shuffle(sessions)
 
         started = time.monotonic()
         generator = load_generator(Path(request.model_dir), settings.device)
@@ -176,7 +191,7 @@ class RolloutEvaluator:
             episode_metrics=protocol.episode_metrics,
             progress=request.progress,
         )
-        episodes = lockstep.run(sessions)
+        episodes = sorted(lockstep.run(sessions), key=lambda e: position[e.session_id])
         seconds = time.monotonic() - loaded
 
         work_dir = Path(request.work_dir)

@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "device": "auto",
     "limit": None,
     "prefix_cache": True,
+    "order_seed": None,
 }
 DESCRIPTIONS: dict[str, str] = {
     "protocol": "importable protocol module of the installed task package (required)",
@@ -36,6 +37,8 @@ DESCRIPTIONS: dict[str, str] = {
     "device": "auto (a CUDA GPU when present), cpu, cuda, cuda:1...",
     "limit": "play only the first N sessions (None = all)",
     "prefix_cache": "CPU: compute the prompts' shared prefix once (true); vLLM does it itself",
+    "order_seed": "play the sessions in an order shuffled by this seed (None = file order): "
+    "the same checkpoint under another order measures the evaluation's noise",
 }
 
 
@@ -51,6 +54,7 @@ class Settings:
     device: str
     limit: int | None
     prefix_cache: bool = True
+    order_seed: int | None = None
 
 
 def _positive_int(key: str, value: Any, minimum: int = 1) -> int:
@@ -90,6 +94,12 @@ def parse_settings(config: Mapping[str, Any]) -> Settings:
             f"evaluator 'rollout': prefix_cache={merged['prefix_cache']!r} must be true or false",
             hint=DESCRIPTIONS["prefix_cache"],
         )
+    order_seed = merged["order_seed"]
+    if order_seed is not None and (isinstance(order_seed, bool) or not isinstance(order_seed, int)):
+        raise ConfigError(
+            f"evaluator 'rollout': order_seed={order_seed!r} must be an integer or None",
+            hint=DESCRIPTIONS["order_seed"],
+        )
     return Settings(
         protocol=protocol.strip(),
         max_new_tokens=_positive_int("max_new_tokens", merged["max_new_tokens"]),
@@ -99,6 +109,7 @@ def parse_settings(config: Mapping[str, Any]) -> Settings:
         device=device,
         limit=None if limit is None else _positive_int("limit", limit),
         prefix_cache=merged["prefix_cache"],
+        order_seed=order_seed,
     )
 
 

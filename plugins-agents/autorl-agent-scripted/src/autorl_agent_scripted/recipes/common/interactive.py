@@ -25,6 +25,7 @@ import argparse
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,15 +45,25 @@ from recipe_common import (
 from training import lora_config, phase_seconds
 
 
-def parse_args(argv: list[str] | None = None, description: str = "") -> argparse.Namespace:
+def parse_args(
+    argv: list[str] | None = None,
+    description: str = "",
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
+) -> argparse.Namespace:
+    """The recipe's flags; a task's recipe adds its own through ``add_arguments``."""
     env = os.environ.get
     p = argparse.ArgumentParser(description=description)
+    if add_arguments is not None:
+        add_arguments(p)
     p.add_argument("--mode", choices=("lora", "full"), default=env("RECIPE_MODE", "lora"))
     p.add_argument("--no-grpo", action="store_true", help="SFT warm-up only")
     p.add_argument(
         "--sft-share", type=float, default=0.8, help="share of the budget for the SFT warm-up"
     )
     p.add_argument("--sft-batch-size", type=int, default=4)
+    p.add_argument(
+        "--sft-epochs", type=int, default=3, help="passes over the SFT turns (if time allows)"
+    )
     p.add_argument("--sft-lr", type=float, default=None, help="default 1e-3 LoRA, 5e-5 full")
     p.add_argument(
         "--sft-episodes",
@@ -78,12 +89,16 @@ def parse_args(argv: list[str] | None = None, description: str = "") -> argparse
 # data ------------------------------------------------------------------------------------------
 
 
-def expert_rows(kit: Any, session_ids: list[str]) -> tuple[list[dict[str, Any]], int]:
-    """SFT rows (conversational prompt-completion) from the expert's successful episodes."""
+def expert_rows(
+    kit: Any, session_ids: list[str], demonstration: Callable[[str], dict[str, Any]] | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """SFT rows (conversational prompt-completion) from successful demonstrations: the kit's
+    expert (``kit.expert_episode``) unless the task's recipe passes its own ``demonstration``."""
+    demonstrate = demonstration or kit.expert_episode
     rows: list[dict[str, Any]] = []
     episodes = 0
     for session_id in session_ids:
-        episode = kit.expert_episode(session_id)
+        episode = demonstrate(session_id)
         if not episode.get("success", episode.get("reward", 0) > 0):
             continue
         episodes += 1
@@ -95,6 +110,29 @@ def expert_rows(kit: Any, session_ids: list[str]) -> tuple[list[dict[str, Any]],
                 }
             )
     return rows, episodes
+
+
+def replay(kit: Any, session_id: str, actions: list[str]) -> dict[str, Any]:
+    """Play ``actions`` in a kit environment: an episode in ``kit.expert_episode``'s shape,
+    each step's ``messages`` exactly the grader's prompt before that action."""
+    env = kit.make_env()
+    observation, _ = env.reset(session_id)
+    observations, taken, steps = [observation], [], []
+    reward, info = 0.0, {}
+    for action in actions:
+        steps.append(
+            {
+                "messages": kit.build_messages(observations, taken, kit.HISTORY_WINDOW),
+                "action": action,
+            }
+        )
+        observation, reward, done, info = env.step(action)
+        taken.append(action)
+        observations.append(observation)
+        if done:
+            break
+    success = info.get("success", reward >= getattr(kit, "SUCCESS_THRESHOLD", 1.0))
+    return {"session_id": session_id, "reward": reward, "success": bool(success), "steps": steps}
 
 
 # rollouts --------------------------------------------------------------------------------------
@@ -196,15 +234,26 @@ def advantages(episodes: list[Episode]) -> list[float]:
     return out
 
 
-def action_logprobs(model: Any, pairs: list[tuple[list[int], list[int]]]) -> Any:
+def action_logprobs(
+    model: Any, pairs: list[tuple[list[int], list[int]]], detach_prompt: bool = False
+) -> Any:
     """Mean log-probability of each pair's action tokens given its prompt, as a tensor.
 
     Rows are left-padded so every action ends at the last position; the language-model head
     then runs only over the last ``max(action) + 1`` positions (``logits_to_keep``), not the
-    whole prompt: on a CPU, with a 49k-token vocabulary, that head is a fifth of the step.
+    whole prompt (a 49k-token vocabulary over ~300 prompt positions is wasted work).
+
+    ``detach_prompt``: the prompt (all but its last token) runs first without gradient and
+    only the last prompt token and the action run with it, attending to the prompt's cached
+    keys and values. The values are the same; the gradient leaves out the path through the
+    prompt's own activations. A WebShop turn is ~280 prompt tokens for ~10 action tokens, so
+    the backward pass shrinks to a few dozen positions: on CPU this is what makes an SFT step
+    several times cheaper (bench/action_sft_step.py).
     """
     import torch
 
+    if detach_prompt:
+        return _action_logprobs_detached(model, pairs)
     width = max(len(p) + len(a) for p, a in pairs)
     keep = max(len(a) for _, a in pairs) + 1
     ids = torch.zeros((len(pairs), width), dtype=torch.long)
@@ -233,25 +282,105 @@ def action_logprobs(model: Any, pairs: list[tuple[list[int], list[int]]]) -> Any
     return (logp * target).sum(-1) / target.sum(-1).clamp(min=1.0)
 
 
+def _action_logprobs_detached(model: Any, pairs: list[tuple[list[int], list[int]]]) -> Any:
+    """:func:`action_logprobs` with the prompt prefix under ``no_grad`` (see there).
+
+    Without gradient: the prefix every prompt of the batch shares (the rules) runs once, then
+    each prompt's rest (all but its last token), left-padded after the shared part. With
+    gradient: the last prompt token and the action, right-padded. Rows look like
+    ``[shared][padding][rest][last + action][padding]``; explicit positions skip the padding.
+    """
+    import torch
+
+    device = model.device
+    heads = [p[:-1] for p, _ in pairs]
+    shared = _shared_prefix(heads)
+    rests = [h[shared:] for h in heads]
+    tails = [[p[-1], *a] for p, a in pairs]
+    size, width, span = len(pairs), max(len(r) for r in rests), max(len(t) for t in tails)
+    rest_ids = torch.zeros((size, width), dtype=torch.long)
+    rest_mask = torch.zeros((size, width), dtype=torch.long)
+    tail_ids = torch.zeros((size, span), dtype=torch.long)
+    tail_mask = torch.zeros((size, span), dtype=torch.long)
+    for row, (rest, tail) in enumerate(zip(rests, tails, strict=True)):
+        if rest:
+            rest_ids[row, width - len(rest) :] = torch.tensor(rest)
+            rest_mask[row, width - len(rest) :] = 1
+        tail_ids[row, : len(tail)] = torch.tensor(tail)
+        tail_mask[row, : len(tail)] = 1
+    shared_mask = torch.ones((size, shared), dtype=torch.long)
+    cache = None
+    with torch.no_grad():
+        if shared:
+            cache = model(
+                input_ids=torch.tensor([heads[0][:shared]], device=device),
+                use_cache=True,
+                logits_to_keep=1,
+            ).past_key_values
+            cache.batch_repeat_interleave(size)
+        if width:
+            cache = model(
+                input_ids=rest_ids.to(device),
+                attention_mask=torch.cat([shared_mask, rest_mask], dim=-1).to(device),
+                position_ids=(shared + rest_mask.cumsum(-1) - 1).clamp(min=0).to(device),
+                past_key_values=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            ).past_key_values
+    start = shared + rest_mask.sum(-1, keepdim=True)
+    logits = (
+        model(
+            input_ids=tail_ids.to(device),
+            attention_mask=torch.cat([shared_mask, rest_mask, tail_mask], dim=-1).to(device),
+            position_ids=(start + torch.arange(span)[None, :]).to(device),
+            past_key_values=cache,
+            use_cache=True,
+        )
+        .logits[:, :-1]
+        .float()
+    )
+    labels = tail_ids[:, 1:].to(device)
+    target = tail_mask[:, 1:].to(device).float()
+    logp = torch.log_softmax(logits, dim=-1).gather(-1, labels[..., None]).squeeze(-1)
+    return (logp * target).sum(-1) / target.sum(-1).clamp(min=1.0)
+
+
+def _shared_prefix(rows: list[list[int]], minimum: int = 16) -> int:
+    """Tokens every row starts with (0 when fewer than ``minimum``: not worth a call)."""
+    n = min(len(r) for r in rows)
+    for i in range(n):
+        token = rows[0][i]
+        if any(r[i] != token for r in rows):
+            n = i
+            break
+    return n if n >= minimum else 0
+
+
 def weighted_step(
     model: Any,
     optimizer: Any,
     samples: list[tuple[list[int], list[int], float]],
     micro_batch: int = 8,
-) -> None:
+    detach_prompt: bool = True,
+) -> float:
     """One optimiser step on ``-sum(weight * mean action log-prob) / n`` over ``samples``
-    (prompt ids, action ids, weight), in micro-batches."""
+    (prompt ids, action ids, weight), in micro-batches (see :func:`action_logprobs` for
+    ``detach_prompt``). Returns the loss (for the log)."""
     import torch
 
     model.train()
     optimizer.zero_grad()
+    total = 0.0
     for start in range(0, len(samples), micro_batch):
         chunk = samples[start : start + micro_batch]
-        per_sample = action_logprobs(model, [(p, a) for p, a, _ in chunk])
+        per_sample = action_logprobs(model, [(p, a) for p, a, _ in chunk], detach_prompt)
         weights = torch.tensor([w for _, _, w in chunk], device=model.device)
-        (-(weights * per_sample).sum() / len(samples)).backward()
+        loss = -(weights * per_sample).sum() / len(samples)
+        loss.backward()
+        total += loss.item()
     torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
     optimizer.step()
+    return total
 
 
 def policy_loss_step(
@@ -300,6 +429,22 @@ def with_adapter(model: Any, args: argparse.Namespace) -> Any:
     return get_peft_model(model, lora_config(args.lora_r))
 
 
+def length_batches(
+    pairs: list[tuple[list[int], list[int]]], size: int, seed: int, window: int = 16
+) -> list[list[int]]:
+    """Indices of ``pairs`` in batches of ``size``: shuffled, then sorted by prompt length
+    within windows of ``window`` batches, so a batch pads little; batch order shuffled."""
+    rng = random.Random(seed)
+    order = list(range(len(pairs)))
+    rng.shuffle(order)
+    batches: list[list[int]] = []
+    for start in range(0, len(order), size * window):
+        chunk = sorted(order[start : start + size * window], key=lambda i: len(pairs[i][0]))
+        batches += [chunk[i : i + size] for i in range(0, len(chunk) - size + 1, size)]
+    rng.shuffle(batches)
+    return batches
+
+
 def run_action_sft(
     model: Any,
     tokenizer: Any,
@@ -308,11 +453,14 @@ def run_action_sft(
     args: argparse.Namespace,
     seconds: float,
 ) -> tuple[Any, int]:
-    """SFT on the action tokens until ``seconds`` pass or one epoch ends; (merged model, steps).
+    """SFT on the action tokens until ``seconds`` pass or ``--sft-epochs`` end; (merged model,
+    steps).
 
-    Written here rather than with TRL's ``SFTTrainer``: on two CPU cores a SmolLM2 step of 8
-    WebShop turns measured ~160 s through the trainer (full-vocabulary logits over every prompt
-    token, entropy and accuracy logging) against ~35 s for a plain forward and backward.
+    Written here rather than with TRL's ``SFTTrainer``, which runs the whole prompt with
+    gradient and the full-vocabulary head over every prompt token: on two CPU cores a SmolLM2
+    step of 8 WebShop turns measured ~160 s through the trainer. Here the prompt runs without
+    gradient (:func:`action_logprobs`, ``detach_prompt``) in length-sorted batches:
+    bench/action_sft_step.py measures the step against full backpropagation.
     """
     import torch
 
@@ -322,17 +470,18 @@ def run_action_sft(
     optimizer = torch.optim.AdamW(params, lr=lr)
     pairs = tokenize_rows(tokenizer, rows, args.max_length)
     deadline = time.monotonic() + seconds
-    size = args.sft_batch_size
+    size = min(args.sft_batch_size, len(pairs))
     steps, step_s = 0, 0.0
-    for start in range(0, len(pairs) - size + 1, size):
-        if steps and time.monotonic() + step_s > deadline:
-            break
-        began = time.monotonic()
-        batch = [(p, a, 1.0) for p, a in pairs[start : start + size]]
-        weighted_step(model, optimizer, batch, micro_batch=size)
-        steps += 1
-        step_s = time.monotonic() - began
-        log(f"  sft step {steps}: {step_s:.1f}s")
+    for epoch in range(max(1, args.sft_epochs)):
+        for batch in length_batches(pairs, size, args.seed + epoch):
+            if steps and time.monotonic() + step_s > deadline:
+                return merged(model), steps
+            began = time.monotonic()
+            samples = [(*pairs[i], 1.0) for i in batch]
+            loss = weighted_step(model, optimizer, samples, micro_batch=size)
+            steps += 1
+            step_s = time.monotonic() - began
+            log(f"  sft step {steps} (epoch {epoch + 1}): loss {loss:.3f}, {step_s:.1f}s")
     return merged(model), steps
 
 
@@ -395,7 +544,13 @@ def run_online_grpo(
 # the plan --------------------------------------------------------------------------------------
 
 
-def main(kit: Any, args: argparse.Namespace) -> int:
+def main(
+    kit: Any,
+    args: argparse.Namespace,
+    demonstration: Callable[[str], dict[str, Any]] | None = None,
+) -> int:
+    """The whole plan; ``demonstration`` (session id -> episode) replaces the kit's expert as
+    the SFT data when a task's recipe has a better one for a small model."""
     root = workspace()
     client = GraderClient.from_env()
     budget = client.budget()
@@ -410,7 +565,7 @@ def main(kit: Any, args: argparse.Namespace) -> int:
     session_ids = list(kit.train_ids())
     random.Random(args.seed).shuffle(session_ids)
     sft_ids = session_ids[: args.sft_episodes] if args.sft_episodes else session_ids
-    rows, n_expert = expert_rows(kit, sft_ids)
+    rows, n_expert = expert_rows(kit, sft_ids, demonstration)
     random.Random(args.seed + 1).shuffle(rows)
     log(f"{len(session_ids)} train sessions; {len(rows)} SFT turns from {n_expert} expert episodes")
     model, tokenizer = load_base(root / "models" / "base")
