@@ -27,6 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import interactive
 
 NAVIGATION = ("next >", "< prev", "back to search")
+DEFAULTS = ["--grpo-sessions", "2"]
+"""Task defaults, before the agent's own flags (argparse keeps the last value): a GRPO step of
+2 sessions x 4 episodes, so that one fits the ~90 s the default budget leaves after SFT."""
 
 
 def direct_actions(expert: list[str]) -> list[str]:
@@ -48,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = interactive.parse_args(argv, __doc__.splitlines()[0], add_arguments)
+    flags = DEFAULTS + list(sys.argv[1:] if argv is None else argv)
+    args = interactive.parse_args(flags, __doc__.splitlines()[0], add_arguments)
     import autorl_kit as kit  # on PYTHONPATH (workspace/kit)
 
     def direct(session_id: str) -> dict[str, Any]:

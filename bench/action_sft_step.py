@@ -1,0 +1,111 @@
+"""An SFT step on action tokens: full backpropagation vs the prompt run without gradient.
+
+Why: the interactive recipe's SFT trains on turns of ~280 prompt tokens for ~10 action tokens.
+Backpropagating through the whole prompt (what TRL's SFTTrainer and a plain loss over the
+sequence do) spends most of the step on positions whose loss is masked out. The recipe runs
+the prompt without gradient instead (``interactive.action_logprobs(..., detach_prompt=True)``:
+the prefix every prompt of the batch shares once, then each prompt's rest, then the action with
+gradient over the cached keys and values). This times both on the same batches of real WebShop
+expert turns, with the same model and LoRA adapters, alternating the two, in one run.
+
+    .venv/bin/python bench/action_sft_step.py                       # smollm2-135m, 6 batches
+    .venv/bin/python bench/action_sft_step.py --model tiny --batches 4 --batch-size 8
+
+The turns are the kit expert's on the prepared WebShop task (offline catalogue, the grader's
+compact prompt); the model comes from the registry, materialised into ``$AUTORL_CACHE/models``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+RECIPES = Path(__file__).resolve().parents[1] / (
+    "plugins-agents/autorl-agent-scripted/src/autorl_agent_scripted/recipes"
+)
+
+
+def expert_pairs(tokenizer: Any, n: int, seed: int) -> list[tuple[list[int], list[int]]]:
+    """``n`` (prompt ids, action ids) turns of the WebShop kit expert, shuffled."""
+    import random
+
+    from autorl_task_webshop.task import WebShopTask
+
+    from autorl.types import TaskContext
+
+    tmp = Path(tempfile.mkdtemp(prefix="sft-bench-"))
+    kit_dir = WebShopTask().prepare(TaskContext(cache_dir=tmp, options={})).kit_dir
+    sys.path[:0] = [str(kit_dir), str(RECIPES / "common")]
+    import autorl_kit as kit
+    import interactive
+
+    ids = kit.train_ids()
+    random.Random(seed).shuffle(ids)
+    rows, _ = interactive.expert_rows(kit, ids[: n // 3 + 8])
+    random.Random(seed + 1).shuffle(rows)
+    return interactive.tokenize_rows(tokenizer, rows[:n], 768)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2-135m", help="registry model (smollm2-135m)")
+    parser.add_argument("--batches", type=int, default=6, help="timed batches per mode (6)")
+    parser.add_argument("--batch-size", type=int, default=4, help="turns per step (4)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    args = parser.parse_args(argv)
+
+    import torch
+    from autorl_hf.loading import load_model
+
+    from autorl.errors import AutorlError
+    from autorl.paths import cache_dir
+    from autorl.registry import get_registry
+
+    try:
+        info = get_registry().create("model", args.model).materialize(cache_dir("models"))
+    except AutorlError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    model, tokenizer = load_model(info.path, device="cpu")
+    pairs = expert_pairs(tokenizer, args.batches * args.batch_size, args.seed)
+    import interactive
+
+    model = interactive.with_adapter(model, argparse.Namespace(mode="lora", lora_r=16))
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    size = args.batch_size
+    batches = [pairs[i : i + size] for i in range(0, len(pairs) - size + 1, size)]
+    times: dict[str, list[float]] = {"full backprop": [], "prompt without gradient": []}
+    interactive.weighted_step(model, optimizer, [(*p, 1.0) for p in batches[0]], size)  # warm-up
+    for batch in batches:
+        samples = [(*p, 1.0) for p in batch]
+        for name, detach in (("full backprop", False), ("prompt without gradient", True)):
+            started = time.perf_counter()
+            interactive.weighted_step(model, optimizer, samples, size, detach_prompt=detach)
+            times[name].append(time.perf_counter() - started)
+    prompt_tokens = statistics.fmean(len(p) for p, _ in pairs)
+    action_tokens = statistics.fmean(len(a) for _, a in pairs)
+    print(
+        f"model {args.model}, LoRA r 16, {len(batches)} batches of {size} WebShop expert turns "
+        f"(prompt {prompt_tokens:.0f} tokens, action {action_tokens:.1f} on average)"
+    )
+    for name, values in times.items():
+        print(f"{name:<24} median {statistics.median(values):6.2f} s a step")
+    ratio = statistics.median(times["full backprop"]) / statistics.median(
+        times["prompt without gradient"]
+    )
+    print(f"prompt without gradient vs full backprop: {ratio:.1f}x faster a step")
+    if args.json:
+        summary = {k: statistics.median(v) for k, v in times.items()}
+        args.json.write_text(json.dumps({**summary, "ratio": ratio}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
