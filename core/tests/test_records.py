@@ -352,3 +352,17 @@ def test_summary_content(tmp_path: Path) -> None:
     assert s["submissions"][1]["reason"] == "no weights"
     assert s["process_metrics"]["valid_submission_rate"] == 0.5
     json.dumps(s)  # serialisable as is
+
+
+def test_summary_noise_from_the_evaluators_standard_errors(tmp_path: Path) -> None:
+    """``score_se`` in the baseline's and the best submission's metrics gives the improvement's
+    standard error; an evaluator that reports none leaves the three fields None."""
+    entries = [*scored(1, 100, 12.0), *scored(2, 200, 30.0, metrics={"score_se": 4.0})]
+    run_dir = make_run(tmp_path, entries)
+    plain = summary(load_run(run_dir))
+    assert plain["best_se"] == 4.0 and plain["baseline_se"] is None
+    assert plain["improvement_se"] is None
+    baseline = {"score": 10.0, "n": 50, "metrics": {"score_se": 3.0}, "cached": False}
+    (run_dir / "baseline.json").write_text(json.dumps(baseline))
+    s = summary(load_run(run_dir))
+    assert (s["baseline_se"], s["best_se"], s["improvement_se"]) == (3.0, 4.0, 5.0)

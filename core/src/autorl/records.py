@@ -14,6 +14,7 @@ metrics are documented in ``docs/reports.md``.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
@@ -464,6 +465,7 @@ def summary(record: RunRecord) -> dict[str, Any]:
         "baseline_cached": record.baseline.cached if record.baseline is not None else None,
         "best_score": metrics["best_score"],
         "improvement": metrics["improvement"],
+        **noise(record, metrics["best_score"]),
         "submissions": [_submission_row(s) for s in record.submissions],
         "process_metrics": {
             k: v
@@ -481,6 +483,28 @@ def summary(record: RunRecord) -> dict[str, Any]:
         "hashes": dict(record.manifest.get("hashes") or {}),
         "problems": list(record.problems),
     }
+
+
+def _score_se(metrics: dict[str, Any]) -> float | None:
+    value = metrics.get("score_se")
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
+
+
+def noise(record: RunRecord, best: float | None) -> dict[str, float | None]:
+    """Standard errors of the baseline, the best score and their difference, when the
+    evaluator reports ``score_se`` (in score units) in its metrics; None otherwise."""
+    base_se = _score_se(record.baseline.metrics) if record.baseline is not None else None
+    best_row = next(
+        (s for s in record.submissions if s.valid and s.score is not None and s.score == best),
+        None,
+    )
+    best_se = _score_se(best_row.metrics) if best_row is not None else None
+    improvement_se = None
+    if base_se is not None and best_se is not None:
+        improvement_se = round(math.hypot(base_se, best_se), 4)
+    return {"baseline_se": base_se, "best_se": best_se, "improvement_se": improvement_se}
 
 
 def _submission_row(s: SubmissionRecord) -> dict[str, Any]:

@@ -143,6 +143,22 @@ def test_markdown_content(tmp_path: Path) -> None:
     assert "no LLM drove this run" not in md
 
 
+def test_the_improvement_is_set_against_the_evaluators_noise(tmp_path: Path) -> None:
+    entries = sub(1, 5, "scored", score=64.0, metrics={"score_se": 4.0})
+    run_dir = write_run(tmp_path, entries)
+    baseline = {"score": 4.0, "n": 200, "metrics": {"score_se": 3.0}, "cached": False}
+    (run_dir / "baseline.json").write_text(json.dumps(baseline))
+    BasicReport().render(run_dir, run_dir / "report")
+    md = (run_dir / "report" / "report.md").read_text()
+    assert "| noise (standard error of the improvement) | ±5.00 |" in md
+    assert "The improvement is 12.0 standard errors" in md
+    summary = json.loads((run_dir / "report" / "summary.json").read_text())
+    assert summary["improvement_se"] == 5.0
+    plain = write_run(tmp_path / "plain", busy_run(tmp_path))  # no score_se: no noise line
+    BasicReport().render(plain, plain / "report")
+    assert "standard error" not in (plain / "report" / "report.md").read_text()
+
+
 def test_scripted_run_gets_a_note(tmp_path: Path) -> None:
     run_dir = write_run(tmp_path, [], agent="scripted", driver=None)
     BasicReport().render(run_dir, run_dir / "report")

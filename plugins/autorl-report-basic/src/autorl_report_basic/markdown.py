@@ -106,6 +106,15 @@ def _result(d: dict[str, Any]) -> str:
         f"Scores are percentages{n}. The run's score is its best valid submission; "
         "improvement = best - baseline (none when no submission was scored).",
     ]
+    se, improvement = d.get("improvement_se"), d.get("improvement")
+    if se is not None and improvement is not None:
+        lines[6:6] = [f"| noise (standard error of the improvement) | ±{se:.2f} |"]
+        ratio = f"{improvement / se:.1f} standard errors" if se > 0 else "no measured noise"
+        lines.append(
+            f"The improvement is {ratio}: the evaluator's standard errors of the baseline "
+            f"({_score(d.get('baseline_se'))}) and the best score ({_score(d.get('best_se'))}), "
+            "from the number of held-out examples, combined as sqrt(a² + b²)."
+        )
     return "\n".join(lines) + "\n"
 
 
