@@ -18,13 +18,14 @@ compact prompt); the model comes from the registry, materialised into ``$AUTORL_
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from benchlib import registry_model, write_json
 
 RECIPES = Path(__file__).resolve().parents[1] / (
     "plugins-agents/autorl-agent-scripted/src/autorl_agent_scripted/recipes"
@@ -64,16 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from autorl_hf.loading import load_model
 
-    from autorl.errors import AutorlError
-    from autorl.paths import cache_dir
-    from autorl.registry import get_registry
-
-    try:
-        info = get_registry().create("model", args.model).materialize(cache_dir("models"))
-    except AutorlError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    model_path = registry_model(args.model)
+    if model_path is None:
         return 2
-    model, tokenizer = load_model(info.path, device="cpu")
+    model, tokenizer = load_model(model_path, device="cpu")
     pairs = expert_pairs(tokenizer, args.batches * args.batch_size, args.seed)
     import interactive
 
@@ -101,9 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         times["prompt without gradient"]
     )
     print(f"prompt without gradient vs full backprop: {ratio:.1f}x faster a step")
-    if args.json:
-        summary = {k: statistics.median(v) for k, v in times.items()}
-        args.json.write_text(json.dumps({**summary, "ratio": ratio}, indent=2) + "\n")
+    write_json(args.json, {**{k: statistics.median(v) for k, v in times.items()}, "ratio": ratio})
     return 0
 
 

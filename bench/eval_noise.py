@@ -30,16 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-
-def model_dir(name_or_path: str) -> Path:
-    """A checkpoint directory as given, or a registry model materialised into the cache."""
-    path = Path(name_or_path)
-    if path.is_dir():
-        return path
-    from autorl.paths import cache_dir
-    from autorl.registry import get_registry
-
-    return Path(get_registry().create("model", name_or_path).materialize(cache_dir("models")).path)
+from benchlib import registry_model, write_json
 
 
 def prepared_task(task: str, options: dict[str, Any]) -> Any:
@@ -90,8 +81,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from autorl.errors import AutorlError
 
+    model = Path(args.checkpoint)
+    if not model.is_dir():
+        found = registry_model(args.checkpoint)
+        if found is None:
+            return 2
+        model = found
     try:
-        model = model_dir(args.checkpoint)
         prepared = prepared_task(args.task, dict(map(parse_option, args.option)))
     except AutorlError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -137,8 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     if se is not None:
         summary["binomial_se"] = se
         print(f"binomial SE of the greedy success rate: {se:.1f} points")
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+    write_json(args.json, summary)
     return 0
 
 

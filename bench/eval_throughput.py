@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from benchlib import registry_model
 
 
 def questions(n: int, seed: int, kind: str = "gsm") -> list[list[dict[str, str]]]:
@@ -55,21 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
 
-    from autorl.errors import AutorlError
-    from autorl.paths import cache_dir
-    from autorl.registry import get_registry
-
-    try:
-        info = get_registry().create("model", args.model).materialize(cache_dir("models"))
-    except AutorlError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    model_path = registry_model(args.model)
+    if model_path is None:
         return 2
 
     import torch
     from autorl_hf.generation import encode, generate_completions
     from autorl_hf.loading import load_model
 
-    (model, tokenizer), load_s = timed(lambda: load_model(info.path, device=args.device))
+    (model, tokenizer), load_s = timed(lambda: load_model(model_path, device=args.device))
     prompts = questions(args.prompts, args.seed, args.questions)
     options = {"max_new_tokens": args.max_new_tokens}
     generate_completions(model, tokenizer, prompts[:2], max_new_tokens=4)  # warm-up
@@ -84,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     device = str(next(model.parameters()).device)
     result: dict[str, Any] = {
         "model": args.model,
-        "path": str(info.path),
+        "path": str(model_path),
         "device": device,
         "threads": torch.get_num_threads(),
         "prompts": len(prompts),

@@ -28,6 +28,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from benchlib import registry_model, write_json
+
 
 def prepared_webshop(cache: Path, prompt: str, max_steps: int) -> Any:
     """WebShop as a run prepares it (offline catalogue): eval split and evaluator config."""
@@ -75,14 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
 
-    from autorl.errors import AutorlError
-    from autorl.paths import cache_dir
-    from autorl.registry import get_registry
-
-    try:
-        info = get_registry().create("model", args.model).materialize(cache_dir("models"))
-    except AutorlError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    model_path = registry_model(args.model)
+    if model_path is None:
         return 2
     common = {"max_new_tokens": args.max_new_tokens, "limit": args.sessions, "device": args.device}
     modes = {
@@ -100,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{name}: batch {extra['batch_size']}, prefix cache {extra['prefix_cache']}...",
                 flush=True,
             )
-            results[name] = play(info.path, prepared, Path(tmp) / name, **common, **extra)
+            results[name] = play(model_path, prepared, Path(tmp) / name, **common, **extra)
     first = results["lockstep"]
     print(
         f"\nmodel {args.model}, {args.sessions} WebShop eval sessions ({args.prompt} prompt), "
@@ -134,8 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         summary[f"speedup_vs_{name}"] = round(ratio, 2)
         summary[f"same_actions_as_{name}"] = same
         print(f"lockstep vs {name}: {ratio:.1f}x episodes/s; same actions: {same}")
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+    write_json(args.json, summary)
     return 0
 
 

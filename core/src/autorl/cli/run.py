@@ -91,7 +91,7 @@ def run(config_path: Path | None, quiet: bool, **flags: Any) -> None:
     """Run an agent on a task: baseline, agent phase under budget, grading, report.
 
     With no options: the embedded default (task webshop on its offline catalogue, agent
-    scripted: SFT on expert episodes then online GRPO, model smollm2-135m), offline on CPU.
+    scripted: SFT on demonstrations then online GRPO, model smollm2-135m), offline on CPU.
     """
     from autorl.config import load_configs
 

@@ -6,8 +6,9 @@ ALFWorld's hand-coded expert on the kit's train games (``kit.expert_episode``), 
 real engine (``kit.make_env``). ALFWorld-sized defaults: prompts are long (two ReAct examples,
 ~1,200 tokens with the tiny model's tokenizer, ~800 with SmolLM2's), so ``--max-length`` keeps
 them whole; an expert game costs ~1.2 s of CPU in the engine, so 48 expert games by default;
-GRPO steps play 2 games x 4 episodes (each up to the task's 50 steps). SFT batches of 2: at
-8 x 1,408 tokens SmolLM2's SFT step took 10 GB and was killed by the OOM killer.
+GRPO steps play 2 games x 4 episodes (each up to the task's 50 steps). SFT batches of 4: the
+prompt runs without gradient (no activations kept for it), so memory stays small; with full
+backpropagation 8 x 1,408 tokens had taken 10 GB and the OOM killer.
 
     python code/recipe.py [--mode lora|full] [--no-grpo] [--sft-share 0.55] ...
 """
@@ -27,7 +28,7 @@ DEFAULTS = [
     "--max-new-tokens",
     "40",
     "--sft-batch-size",
-    "2",
+    "4",
     "--sft-episodes",
     "48",
     "--grpo-sessions",

@@ -1,0 +1,66 @@
+"""The benchmark scripts run end to end on the tiny model (small sizes): what `make bench` and
+the numbers in the docs rely on keeps working."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytest.importorskip("autorl_task_webshop", reason="needs autorl-task-webshop")
+pytest.importorskip("autorl_evaluator_rollout", reason="needs autorl-evaluator-rollout")
+
+
+def bench(script: str, *args: str, cache: Path) -> tuple[str, dict]:
+    out = cache / f"{script}.json"
+    env = {**os.environ, "AUTORL_CACHE": str(cache)}
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / script), *args, "--json", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout, json.loads(out.read_text())
+
+
+def test_rollout_throughput_compares_lockstep_with_one_at_a_time(tmp_path: Path) -> None:
+    args = ("--model", "tiny", "--sessions", "4", "--max-steps", "3", "--batch-size", "4")
+    stdout, summary = bench("rollout_throughput.py", *args, cache=tmp_path)
+    assert "lockstep vs one-at-a-time, plain:" in stdout
+    assert summary["speedup_vs_one-at-a-time, plain"] > 0
+    assert summary["same_actions_as_one-at-a-time, plain"] is True  # greedy: the same episodes
+
+
+def test_action_sft_step_times_both_ways(tmp_path: Path) -> None:
+    args = ("--model", "tiny", "--batches", "2", "--batch-size", "2")
+    stdout, summary = bench("action_sft_step.py", *args, cache=tmp_path)
+    assert "faster a step" in stdout
+    assert summary["full backprop"] > 0 and summary["prompt without gradient"] > 0
+
+
+def test_eval_noise_scores_one_checkpoint_under_other_orders(tmp_path: Path) -> None:
+    args = ("tiny", "--orders", "2", "--samples", "1", "--option", "eval_size=4")
+    stdout, summary = bench("eval_noise.py", *args, cache=tmp_path)
+    assert "binomial SE" in stdout
+    assert [r["kind"] for r in summary["runs"]] == ["order", "order", "sampled"]
+    assert summary["order"]["spread"] == 0  # greedy: another order plays the same episodes
+
+
+def test_a_model_the_registry_lacks_is_a_clear_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "eval_noise.py"), "no-such-model"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "AUTORL_CACHE": str(tmp_path)},
+        timeout=300,
+    )
+    assert done.returncode == 2 and "no-such-model" in done.stderr
+    assert "Traceback" not in done.stderr
