@@ -247,8 +247,8 @@ def action_logprobs(
     only the last prompt token and the action run with it, attending to the prompt's cached
     keys and values. The values are the same; the gradient leaves out the path through the
     prompt's own activations. A WebShop turn is ~280 prompt tokens for ~10 action tokens, so
-    the backward pass shrinks to a few dozen positions: on CPU this is what makes an SFT step
-    several times cheaper (bench/action_sft_step.py).
+    the backward pass shrinks to a few dozen positions: a SmolLM2 step of 4 turns took 4.3 s
+    instead of 10.1 s on two CPU cores (bench/action_sft_step.py).
     """
     import torch
 
