@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         std = statistics.pstdev(scores)
         summary[kind] = {"mean": statistics.fmean(scores), "spread": spread, "std": std}
         print(f"{kind}: mean {statistics.fmean(scores):.1f}, spread {spread:.1f}, std {std:.1f}")
-    se = 100 * runs[0]["metrics"]["success_rate_se"] if args.orders else None
+    se = runs[0]["metrics"]["score_se"] if args.orders else None
     if se is not None:
         summary["binomial_se"] = se
         print(f"binomial SE of the greedy success rate: {se:.1f} points")

@@ -129,10 +129,12 @@ def summarize(episodes: list[Episode], seconds: float) -> dict[str, Any]:
     ``mean_<name>``."""
     n = len(episodes)
     steps = sum(e.steps for e in episodes)
+    wins = sum(e.success for e in episodes)
+    se = binomial_se(wins, n)
     metrics: dict[str, Any] = {
-        "success_rate": round(sum(e.success for e in episodes) / n, 4),
-        "success_rate_se": round(binomial_se(sum(e.success for e in episodes), n), 4),
-        "score_se": round(100 * binomial_se(sum(e.success for e in episodes), n), 2),
+        "success_rate": round(wins / n, 4),
+        "success_rate_se": round(se, 4),
+        "score_se": round(100 * se, 2),
         "mean_reward": round(sum(e.reward for e in episodes) / n, 4),
         "mean_steps": round(steps / n, 2),
         "invalid_action_rate": _rate(sum(not v for e in episodes for v in e.valid), steps),

@@ -28,8 +28,9 @@ import interactive
 
 NAVIGATION = ("next >", "< prev", "back to search")
 DEFAULTS = ["--grpo-sessions", "2"]
-"""Task defaults, before the agent's own flags (argparse keeps the last value): a GRPO step of
-2 sessions x 4 episodes, so that one fits the ~90 s the default budget leaves after SFT."""
+"""Task defaults, before the agent's own flags (argparse keeps the last value): GRPO steps of
+2 sessions x 4 episodes, half the generic size, for the ~90 s the default budget leaves after
+SFT (measured: in two default runs even this step did not finish, next to v1's evaluation)."""
 
 
 def direct_actions(expert: list[str]) -> list[str]:
