@@ -15,27 +15,39 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tiny.TinyModel().materialize(tmp_path_factory.mktemp("models")).path
 
 
-@pytest.fixture
-def gsm8k_workspace(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A workspace as the harness builds it (data, kit, models/base), recipe modules importable."""
-    task = pytest.importorskip("autorl_task_gsm8k.task", reason="needs autorl-task-gsm8k")
+def make_workspace(
+    task: object,
+    options: dict[str, object],
+    recipe: str,
+    tmp_path: Path,
+    model_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Path:
+    """A workspace as the harness builds it (data, kit, models/base) for a prepared ``task``,
+    with the ``recipe`` modules importable (fresh: earlier tests' copies are dropped)."""
     from autorl.types import TaskContext
 
-    prepared = task.GSM8KTask().prepare(
-        TaskContext(cache_dir=tmp_path / "cache", options={"train_size": 40, "eval_size": 8})
-    )
+    prepared = task.prepare(TaskContext(cache_dir=tmp_path / "cache", options=options))
     ws = tmp_path / "workspace"
     for sub in ("code", "data", "output", "models"):
         (ws / sub).mkdir(parents=True)
     shutil.copyfile(prepared.train_files[0], ws / "data" / "train.jsonl")
     shutil.copytree(prepared.kit_dir, ws / "kit")
-    (ws / "models" / "base").symlink_to(tiny_model_dir, target_is_directory=True)
+    (ws / "models" / "base").symlink_to(model_dir, target_is_directory=True)
     monkeypatch.setenv("AUTORL_WORKSPACE", str(ws))
-    for path in (ws / "kit", RECIPES / "common", RECIPES / "gsm8k"):
+    for path in (ws / "kit", RECIPES / "common", RECIPES / recipe):
         monkeypatch.syspath_prepend(str(path))
-    for name in ("recipe", "recipe_common", "training", "interactive", "autorl_kit"):
+    for name in ("recipe", "recipe_common", "training", "interactive", "explorer", "autorl_kit"):
         sys.modules.pop(name, None)
     return ws
+
+
+@pytest.fixture
+def gsm8k_workspace(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A GSM8K workspace (train split, kit, models/base), the gsm8k recipe importable."""
+    task = pytest.importorskip("autorl_task_gsm8k.task", reason="needs autorl-task-gsm8k")
+    options = {"train_size": 40, "eval_size": 8}
+    return make_workspace(task.GSM8KTask(), options, "gsm8k", tmp_path, tiny_model_dir, monkeypatch)
 
 
 @pytest.fixture
@@ -44,20 +56,19 @@ def webshop_workspace(
 ) -> Path:
     """A WebShop workspace (train goals, kit, models/base), the interactive recipe importable."""
     task = pytest.importorskip("autorl_task_webshop.task", reason="needs autorl-task-webshop")
-    from autorl.types import TaskContext
-
-    prepared = task.WebShopTask().prepare(
-        TaskContext(cache_dir=tmp_path / "cache", options={"train_size": 24, "eval_size": 4})
+    options = {"train_size": 24, "eval_size": 4}
+    return make_workspace(
+        task.WebShopTask(), options, "webshop", tmp_path, tiny_model_dir, monkeypatch
     )
-    ws = tmp_path / "workspace"
-    for sub in ("code", "data", "output", "models"):
-        (ws / sub).mkdir(parents=True)
-    shutil.copyfile(prepared.train_files[0], ws / "data" / "train.jsonl")
-    shutil.copytree(prepared.kit_dir, ws / "kit")
-    (ws / "models" / "base").symlink_to(tiny_model_dir, target_is_directory=True)
-    monkeypatch.setenv("AUTORL_WORKSPACE", str(ws))
-    for path in (ws / "kit", RECIPES / "common", RECIPES / "webshop"):
-        monkeypatch.syspath_prepend(str(path))
-    for name in ("recipe", "recipe_common", "training", "interactive", "autorl_kit"):
-        sys.modules.pop(name, None)
-    return ws
+
+
+@pytest.fixture
+def alfworld_workspace(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """An ALFWorld workspace (every shipped train game, kit, models/base), its recipe importable."""
+    task = pytest.importorskip("autorl_task_alfworld.task", reason="needs autorl-task-alfworld")
+    options = {"eval_size": 2}
+    return make_workspace(
+        task.AlfWorldTask(), options, "alfworld", tmp_path, tiny_model_dir, monkeypatch
+    )

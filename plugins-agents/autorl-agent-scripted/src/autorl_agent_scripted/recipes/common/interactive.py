@@ -115,11 +115,27 @@ def expert_rows(
 def replay(kit: Any, session_id: str, actions: list[str]) -> dict[str, Any]:
     """Play ``actions`` in a kit environment: an episode in ``kit.expert_episode``'s shape,
     each step's ``messages`` exactly the grader's prompt before that action."""
+    return demonstrate(
+        kit, session_id, lambda _observations, taken: actions[len(taken)], len(actions)
+    )
+
+
+def demonstrate(
+    kit: Any,
+    session_id: str,
+    policy: Callable[[list[str], list[str]], str],
+    max_actions: int | None = None,
+) -> dict[str, Any]:
+    """Play ``policy`` (observations so far, actions so far -> next action) in a kit
+    environment until the episode ends (or after ``max_actions``): an episode in
+    ``kit.expert_episode``'s shape, each step's ``messages`` exactly the grader's prompt
+    before that action."""
     env = kit.make_env()
     observation, _ = env.reset(session_id)
     observations, taken, steps = [observation], [], []
     reward, info = 0.0, {}
-    for action in actions:
+    while max_actions is None or len(taken) < max_actions:
+        action = policy(observations, taken)
         steps.append(
             {
                 "messages": kit.build_messages(observations, taken, kit.HISTORY_WINDOW),

@@ -1,0 +1,106 @@
+"""The ALFWorld recipe's explorer: a demonstrator acting only on what the grader's prompt shows."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from autorl_agent_scripted.agent import RECIPES
+
+pytest.importorskip("autorl_task_alfworld", reason="needs autorl-task-alfworld")
+
+
+@pytest.fixture
+def explorer(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.syspath_prepend(str(RECIPES / "alfworld"))
+    import explorer
+
+    return explorer
+
+
+def shipped_goals() -> list[dict[str, str]]:
+    from importlib.resources import files
+
+    data = files("autorl_task_alfworld") / "data"
+    rows = []
+    for name in ("games_train.jsonl", "games_eval.jsonl"):
+        rows += [json.loads(line) for line in (data / name).read_text().splitlines() if line]
+    return rows
+
+
+def test_every_shipped_goal_parses_into_its_task_type(explorer) -> None:
+    rows = shipped_goals()
+    kinds = {
+        "pick_and_place_simple": ("", 1),
+        "pick_two_obj_and_place": ("", 2),
+        "look_at_obj_in_light": ("lamp", 1),
+        "pick_clean_then_place_in_recep": ("clean", 1),
+        "pick_heat_then_place_in_recep": ("heat", 1),
+        "pick_cool_then_place_in_recep": ("cool", 1),
+    }
+    for row in rows:
+        goal = explorer.parse_goal(f"You see a bed 1.\nYour task is to: {row['goal']}.")
+        assert (goal.transform, goal.count) == kinds[row["task_type"]], row["goal"]
+        obj = row["pddl_params"]["object_target"].lower()
+        assert goal.obj == obj, row["goal"]
+        if goal.transform != "lamp":
+            assert goal.target == row["pddl_params"]["parent_target"].lower(), row["goal"]
+    with pytest.raises(ValueError, match="no ALFWorld goal template"):
+        explorer.parse_goal("Your task is to: juggle three apples.")
+
+
+def test_observation_parsing(explorer) -> None:
+    first = (
+        "You are in the middle of a room. Looking quickly around you, you see a drawer 2, a "
+        "drawer 1, and a sinkbasin 1.\nYour task is to: put a clean mug in shelf."
+    )
+    assert explorer.receptacles(first) == ["drawer 2", "drawer 1", "sinkbasin 1"]
+    assert explorer.seen("On the desk 1, you see a mug 1, a desklamp 1, and a pen 2.") == [
+        "mug 1",
+        "desklamp 1",
+        "pen 2",
+    ]
+    assert explorer.seen("On the bed 1, you see nothing.") == []
+    # the rule in action: next listed receptacle, open what is closed, take what is wanted
+    assert explorer.next_action([first], []) == "go to drawer 2"
+    closed = "You arrive at drawer 2. The drawer 2 is closed."
+    assert explorer.next_action([first, closed], ["go to drawer 2"]) == "open drawer 2"
+    opened = "You open the drawer 2. The drawer 2 is open. In it, you see a mug 3."
+    acts = ["go to drawer 2", "open drawer 2"]
+    assert explorer.next_action([first, closed, opened], acts) == "take mug 3 from drawer 2"
+    took = "You pick up the mug 3 from the drawer 2."
+    acts.append("take mug 3 from drawer 2")
+    assert explorer.next_action([first, closed, opened, took], acts) == "go to sinkbasin 1"
+
+
+def test_explorer_wins_train_games_of_every_type_in_the_real_engine(
+    alfworld_workspace: Path,
+) -> None:
+    import autorl_kit as kit
+    import explorer
+    import interactive
+
+    chosen: dict[str, list[str]] = {}
+    for row in kit.load_train():
+        chosen.setdefault(row["task_type"], [])
+        if len(chosen[row["task_type"]]) < 2:
+            chosen[row["task_type"]].append(row["session_id"])
+    assert len(chosen) == 6
+    results = Counter()
+    for session_ids in chosen.values():
+        for session_id in session_ids:
+            episode = interactive.demonstrate(kit, session_id, explorer.next_action)
+            results[episode["success"]] += 1
+            actions = [s["action"] for s in episode["steps"]]
+            assert len(actions) <= kit.eval_max_steps()
+            # only what the prompt shows: every action names things the prompt holds
+            for step in episode["steps"]:
+                prompt = "\n".join(m["content"] for m in step["messages"])
+                for word in step["action"].split():
+                    assert word in prompt or word in {"go", "to", "from", "with", "use"}
+            assert episode["steps"][0]["messages"] == kit.build_messages(
+                [kit.make_env().reset(session_id)[0]], [], kit.HISTORY_WINDOW
+            )
+    assert results == Counter({True: 12})
