@@ -142,6 +142,12 @@ def next_action(observations: Sequence[str], actions: Sequence[str]) -> str:
     return f"go to {target}"
 
 
+def is_search(actions: Sequence[str], action: str) -> bool:
+    """Whether ``action`` (after ``actions``) is a search step: going to or opening the next
+    receptacle with empty hands. Most of an episode; the decisions between them are rarer."""
+    return _holding(actions) is None and action.startswith(("go to ", "open "))
+
+
 def _holding(actions: Sequence[str]) -> str | None:
     """The object taken and not yet moved anywhere, if any."""
     for action in reversed(actions):

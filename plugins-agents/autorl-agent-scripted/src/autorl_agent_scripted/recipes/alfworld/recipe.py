@@ -55,6 +55,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="explore",
         help="SFT demonstrations: the text-only explorer or ALFWorld's hand-coded expert",
     )
+    parser.add_argument(
+        "--decision-repeat",
+        type=int,
+        default=3,
+        help="SFT rows per explorer step that is not a search step (take, transform, go to "
+        "the target, place): rarer than search steps, and each one decides the episode",
+    )
+
+
+def weighted_steps(steps: list[dict[str, Any]], repeat: int) -> list[dict[str, Any]]:
+    """The episode's steps with each decision step (not a search step) ``repeat`` times."""
+    out: list[dict[str, Any]] = []
+    actions: list[str] = []
+    for step in steps:
+        out += [step] * (1 if explorer.is_search(actions, step["action"]) else max(1, repeat))
+        actions.append(step["action"])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     import autorl_kit as kit  # on PYTHONPATH (workspace/kit)
 
     def explore(session_id: str) -> dict[str, Any]:
-        return interactive.demonstrate(kit, session_id, explorer.next_action)
+        episode = interactive.demonstrate(kit, session_id, explorer.next_action)
+        episode["steps"] = weighted_steps(episode["steps"], args.decision_repeat)
+        return episode
 
     return interactive.main(kit, args, explore if args.demos == "explore" else None)
 
