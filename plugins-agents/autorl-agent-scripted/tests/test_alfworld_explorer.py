@@ -104,3 +104,19 @@ def test_explorer_wins_train_games_of_every_type_in_the_real_engine(
                 [kit.make_env().reset(session_id)[0]], [], kit.HISTORY_WINDOW
             )
     assert results == Counter({True: 12})
+
+
+def test_decision_steps_are_repeated_search_steps_are_not(alfworld_workspace: Path) -> None:
+    import recipe
+
+    actions = [
+        "go to drawer 2",  # search
+        "open drawer 2",  # search
+        "take mug 3 from drawer 2",  # decision
+        "go to sinkbasin 1",  # decision (holding)
+        "clean mug 3 with sinkbasin 1",  # decision
+    ]
+    steps = [{"action": a} for a in actions]
+    repeated = [s["action"] for s in recipe.weighted_steps(steps, 3)]
+    assert repeated == actions[:2] + [a for a in actions[2:] for _ in range(3)]
+    assert recipe.weighted_steps(steps, 0) == steps  # never fewer than once

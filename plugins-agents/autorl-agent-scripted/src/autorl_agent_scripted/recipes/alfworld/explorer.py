@@ -21,6 +21,7 @@ Standard library only: the recipe runs it in the workspace on the kit's train ga
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -187,3 +188,50 @@ def _next_place(room: Sequence[str], actions: Sequence[str], here: str) -> str:
         took = next(a for a in reversed(actions) if a.startswith("take "))
         here = took.rsplit(" from ", 1)[1]
     return _after(room, here)
+
+
+def room_variant(
+    observations: Sequence[str], actions: Sequence[str], rng: random.Random
+) -> tuple[list[str], list[str]] | None:
+    """The same episode in a smaller room: the explorer's episode with some receptacles that
+    played no part in it (searched and found empty, never a target, tool, lamp holder or
+    where something was taken) taken out of the room's list and out of the episode, which the
+    engine would have played the same way. ``None`` when nothing could go.
+
+    The shipped train games have 8 rooms: a small model that sees only those learns each
+    room's order of visits by heart (measured: on unseen rooms it jumped from ``cabinet 1`` to
+    the ``fridge 1`` of a train kitchen) instead of the rule, the next receptacle in the list.
+    Variants show the rule over many more lists. Every variant is checked: the explorer,
+    replayed on it, must choose exactly its actions.
+    """
+    first = observations[0]
+    goal, room = parse_goal(first), receptacles(first)
+    keep_kinds = {goal.target, TOOLS.get(goal.transform, "")}
+    if goal.transform == "lamp":
+        keep_kinds.update(LAMP_HOLDERS)
+    keep_kinds.update(kind(a.rsplit(" from ", 1)[1]) for a in actions if a.startswith("take "))
+    kinds = [k for k in dict.fromkeys(kind(r) for r in room) if k not in keep_kinds]
+    dropped: set[str] = set()
+    for k in kinds:
+        if rng.random() < 0.5:
+            continue
+        members = [r for r in room if kind(r) == k]  # listed from the highest number down
+        dropped.update(members[: rng.randint(1, len(members))])
+    if not dropped:
+        return None
+    listed = [r for r in room if r not in dropped]
+    items = ", ".join(f"a {r}" for r in listed[:-1]) + f", and a {listed[-1]}."
+    if len(listed) == 1:
+        items = f"a {listed[0]}."
+    new_first = re.sub(r"you see .*?\.\s*(?=\n|$)", lambda _: f"you see {items}", first, count=1)
+    new_obs, new_actions = [new_first], []
+    for action, observation in zip(actions, observations[1:], strict=True):
+        target = re.sub(r"^(?:go to|open) ", "", action)
+        if action.startswith(("go to ", "open ")) and target in dropped:
+            continue
+        new_actions.append(action)
+        new_obs.append(observation)
+    for index, action in enumerate(new_actions):
+        if next_action(new_obs[: index + 1], new_actions[:index]) != action:
+            return None
+    return new_obs, new_actions

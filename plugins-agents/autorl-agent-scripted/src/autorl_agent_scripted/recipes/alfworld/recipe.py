@@ -22,6 +22,7 @@ tokens had taken 10 GB and the OOM killer).
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="SFT rows per explorer step that is not a search step (take, transform, go to "
         "the target, place): rarer than search steps, and each one decides the episode",
     )
+    parser.add_argument(
+        "--room-variants",
+        type=int,
+        default=2,
+        help="extra SFT episodes per explorer episode, each in a smaller room (receptacles "
+        "that played no part taken out of the list and the episode; explorer.room_variant)",
+    )
 
 
 def weighted_steps(steps: list[dict[str, Any]], repeat: int) -> list[dict[str, Any]]:
@@ -79,9 +87,18 @@ def main(argv: list[str] | None = None) -> int:
     args = interactive.parse_args(flags, __doc__.splitlines()[0], add_arguments)
     import autorl_kit as kit  # on PYTHONPATH (workspace/kit)
 
+    rng = random.Random(args.seed + 3)
+
     def explore(session_id: str) -> dict[str, Any]:
         episode = interactive.demonstrate(kit, session_id, explorer.next_action)
-        episode["steps"] = weighted_steps(episode["steps"], args.decision_repeat)
+        observations = episode["observations"]
+        actions = [step["action"] for step in episode["steps"]]
+        steps = weighted_steps(episode["steps"], args.decision_repeat)
+        for _ in range(args.room_variants if episode["success"] else 0):
+            variant = explorer.room_variant(observations, actions, rng)
+            if variant is not None:
+                steps += weighted_steps(interactive.steps_of(kit, *variant), args.decision_repeat)
+        episode["steps"] = steps
         return episode
 
     return interactive.main(kit, args, explore if args.demos == "explore" else None)

@@ -148,7 +148,24 @@ def demonstrate(
         if done:
             break
     success = info.get("success", reward >= getattr(kit, "SUCCESS_THRESHOLD", 1.0))
-    return {"session_id": session_id, "reward": reward, "success": bool(success), "steps": steps}
+    return {
+        "session_id": session_id,
+        "reward": reward,
+        "success": bool(success),
+        "steps": steps,
+        "observations": observations,
+    }
+
+
+def steps_of(kit: Any, observations: list[str], actions: list[str]) -> list[dict[str, Any]]:
+    """SFT steps of a played (or derived) episode: the grader's prompt before each action."""
+    return [
+        {
+            "messages": kit.build_messages(observations[: i + 1], actions[:i], kit.HISTORY_WINDOW),
+            "action": action,
+        }
+        for i, action in enumerate(actions)
+    ]
 
 
 # rollouts --------------------------------------------------------------------------------------
