@@ -120,3 +120,57 @@ def test_decision_steps_are_repeated_search_steps_are_not(alfworld_workspace: Pa
     repeated = [s["action"] for s in recipe.weighted_steps(steps, 3)]
     assert repeated == actions[:2] + [a for a in actions[2:] for _ in range(3)]
     assert recipe.weighted_steps(steps, 0) == steps  # never fewer than once
+
+
+def test_room_variants_are_episodes_the_engine_plays_the_same_way(
+    alfworld_workspace: Path,
+) -> None:
+    """A variant's room lacks receptacles that played no part; replayed in the real engine on
+    the same game, its actions reach the same observations (the removed receptacles were
+    only searched), and the explorer would choose every one of them."""
+    import random
+
+    import autorl_kit as kit
+    import explorer
+    import interactive
+
+    rng = random.Random(0)
+    checked = 0
+    for session_id in kit.train_ids()[:6]:
+        episode = interactive.demonstrate(kit, session_id, explorer.next_action)
+        observations = episode["observations"]
+        actions = [s["action"] for s in episode["steps"]]
+        variant = explorer.room_variant(observations, actions, rng)
+        if variant is None:
+            continue
+        new_obs, new_actions = variant
+        room, smaller = explorer.receptacles(observations[0]), explorer.receptacles(new_obs[0])
+        assert set(smaller) < set(room) and [r for r in room if r in smaller] == smaller
+        assert new_obs[0].endswith(observations[0].split("\n")[-1])  # same task line
+        assert len(new_actions) <= len(actions)
+        replayed = interactive.replay(kit, session_id, new_actions)
+        assert replayed["success"]
+        assert replayed["observations"][1:] == new_obs[1:]
+        checked += 1
+    assert checked >= 3
+
+
+def test_slipping_explorer_trains_on_recoveries_never_on_slips(alfworld_workspace: Path) -> None:
+    import random
+
+    import autorl_kit as kit
+    import interactive
+    import recipe
+
+    policy, slips = recipe.slipping_explorer(0.3, random.Random(1))
+    episode = interactive.demonstrate(kit, kit.train_ids()[0], policy)
+    assert slips, "a 30 % slip rate slipped at least once"
+    rows = recipe.weighted_steps(episode["steps"], 1, frozenset(slips))
+    slipped = [episode["steps"][i] for i in slips]
+    assert len(rows) == len(episode["steps"]) - len(slips)
+    assert not any(row is step for row in rows for step in slipped)
+    # a recovery row's prompt shows the slip (the state a trained model's mistake leads to)
+    after = min(slips) + 1
+    if after < len(episode["steps"]):
+        prompt = episode["steps"][after]["messages"]
+        assert any(m["content"] == episode["steps"][min(slips)]["action"] for m in prompt)

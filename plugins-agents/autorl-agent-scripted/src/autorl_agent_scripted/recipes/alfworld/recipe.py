@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,16 +71,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="extra SFT episodes per explorer episode, each in a smaller room (receptacles "
         "that played no part taken out of the list and the episode; explorer.room_variant)",
     )
+    parser.add_argument(
+        "--slip-rate",
+        type=float,
+        default=0.0,
+        help="also play each game once with slips (at this rate the explorer repeats its last "
+        "action or goes to a random receptacle) and train on the explorer's recoveries, never "
+        "on the slips: the states a trained model's own mistakes lead to",
+    )
 
 
-def weighted_steps(steps: list[dict[str, Any]], repeat: int) -> list[dict[str, Any]]:
-    """The episode's steps with each decision step (not a search step) ``repeat`` times."""
+def weighted_steps(
+    steps: list[dict[str, Any]], repeat: int, skip: frozenset[int] = frozenset()
+) -> list[dict[str, Any]]:
+    """The episode's steps with each decision step (not a search step) ``repeat`` times and
+    the steps numbered in ``skip`` left out."""
     out: list[dict[str, Any]] = []
     actions: list[str] = []
-    for step in steps:
-        out += [step] * (1 if explorer.is_search(actions, step["action"]) else max(1, repeat))
+    for index, step in enumerate(steps):
+        if index not in skip:
+            search = explorer.is_search(actions, step["action"])
+            out += [step] * (1 if search else max(1, repeat))
         actions.append(step["action"])
     return out
+
+
+def slipping_explorer(
+    rate: float, rng: random.Random
+) -> tuple[Callable[[list[str], list[str]], str], set[int]]:
+    """The explorer with slips (the last action again, or a random receptacle), and the set
+    that collects the step numbers of its slips."""
+    slips: set[int] = set()
+
+    def policy(observations: list[str], actions: list[str]) -> str:
+        if actions and rng.random() < rate:
+            slips.add(len(actions))
+            if rng.random() < 0.5:
+                return actions[-1]
+            return f"go to {rng.choice(explorer.receptacles(observations[0]))}"
+        return explorer.next_action(observations, actions)
+
+    return policy, slips
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,6 +130,11 @@ def main(argv: list[str] | None = None) -> int:
             variant = explorer.room_variant(observations, actions, rng)
             if variant is not None:
                 steps += weighted_steps(interactive.steps_of(kit, *variant), args.decision_repeat)
+        if args.slip_rate > 0:
+            policy, slips = slipping_explorer(args.slip_rate, rng)
+            slipped = interactive.demonstrate(kit, session_id, policy)
+            if slipped["success"]:
+                steps += weighted_steps(slipped["steps"], args.decision_repeat, frozenset(slips))
         episode["steps"] = steps
         return episode
 
