@@ -125,12 +125,14 @@ def demonstrate(
     session_id: str,
     policy: Callable[[list[str], list[str]], str],
     max_actions: int | None = None,
+    max_steps: int | None = None,
 ) -> dict[str, Any]:
     """Play ``policy`` (observations so far, actions so far -> next action) in a kit
     environment until the episode ends (or after ``max_actions``): an episode in
     ``kit.expert_episode``'s shape, each step's ``messages`` exactly the grader's prompt
-    before that action."""
-    env = kit.make_env()
+    before that action. ``max_steps`` overrides the grader's step limit (a step's prompt does
+    not depend on it, so a demonstrator may finish where the grader would stop)."""
+    env = kit.make_env(max_steps) if max_steps else kit.make_env()
     observation, _ = env.reset(session_id)
     observations, taken, steps = [observation], [], []
     reward, info = 0.0, {}
@@ -502,6 +504,9 @@ def run_action_sft(
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=lr)
     pairs = tokenize_rows(tokenizer, rows, args.max_length)
+    if not pairs:
+        log("  sft: no demonstration rows (no demonstration succeeded): nothing to train on")
+        return merged(model), 0
     deadline = time.monotonic() + seconds
     size = min(args.sft_batch_size, len(pairs))
     steps, step_s = 0, 0.0
