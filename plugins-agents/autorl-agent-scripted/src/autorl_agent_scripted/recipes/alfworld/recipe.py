@@ -74,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--slip-rate",
         type=float,
-        default=0.15,
+        default=0.0,
         help="also play each game once with slips (at this rate the explorer repeats its last "
         "action or goes to a random receptacle) and train on the explorer's recoveries, never "
         "on the slips: the states a trained model's own mistakes lead to",
