@@ -134,16 +134,10 @@ def demonstrate(
     not depend on it, so a demonstrator may finish where the grader would stop)."""
     env = kit.make_env(max_steps) if max_steps else kit.make_env()
     observation, _ = env.reset(session_id)
-    observations, taken, steps = [observation], [], []
+    observations, taken = [observation], []
     reward, info = 0.0, {}
     while max_actions is None or len(taken) < max_actions:
         action = policy(observations, taken)
-        steps.append(
-            {
-                "messages": kit.build_messages(observations, taken, kit.HISTORY_WINDOW),
-                "action": action,
-            }
-        )
         observation, reward, done, info = env.step(action)
         taken.append(action)
         observations.append(observation)
@@ -154,7 +148,7 @@ def demonstrate(
         "session_id": session_id,
         "reward": reward,
         "success": bool(success),
-        "steps": steps,
+        "steps": steps_of(kit, observations, taken),
         "observations": observations,
     }
 
