@@ -11,11 +11,22 @@ from autorl.specs import ExecutorSpec, ModelSpec, SandboxSpec
 def autorl_register_sandboxes() -> list[SandboxSpec]:
     return [
         SandboxSpec(
+            name="isolated",
+            factory="autorl.sandbox.isolated:IsolatedSandbox",
+            description="The default: bubblewrap namespaces (mount, PID, network with only the "
+            "forwarded grader/gateway ports), its own uid without capabilities, cgroup limits; "
+            "nothing of the run's records, caches or harness code is visible.",
+            options={
+                "needs": "bubblewrap (apt-get install -y bubblewrap), cgroups, root for "
+                "a separate uid"
+            },
+        ),
+        SandboxSpec(
             name="local",
             factory="autorl.sandbox.local:LocalSandbox",
-            description="Own session and process group, cwd = workspace, HOME in the run dir, "
-            "environment cleaned of host secrets; every descendant killed at the deadline.",
-        )
+            description="DEVELOPMENT ONLY, not a boundary: same user, whole file system visible; "
+            "clean environment, every descendant killed at the deadline. Scores not comparable.",
+        ),
     ]
 
 

@@ -3,16 +3,26 @@
 The harness copies what it needs out of the workspace *before* validating and evaluating, so the
 agent cannot swap files between the check and the evaluation. Only model files are copied
 (configs, weights, tokenizer files): never code, so ``trust_remote_code`` is never needed.
+
+The agent keeps running while its checkpoint is copied, so every agent file is hostile data: the
+size is checked before anything is copied, files are opened one path component at a time without
+following links and checked again through the opened descriptor, holes stay holes, and only
+regular files are read (a FIFO or a device is refused, never waited on).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
-import shutil
+import os
+import stat
 import struct
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import Any
 
 COPIED_SUFFIXES = {
     ".json",
@@ -30,7 +40,25 @@ TOKENIZER_FILES = (
     "vocab.txt",
     "spiece.model",
 )
-MAX_CHECKPOINT_BYTES = 40 * 1024**3
+MiB = 1024**2
+GiB = 1024**3
+MAX_CHECKPOINT_BYTES = 40 * GiB
+"""The size cap when the caller gives none (see ``checkpoint_size_limit``)."""
+MAX_FILES = 10_000
+"""Entries (files and directories) a checkpoint may hold: bounds the walk itself."""
+MAX_DEPTH = 16
+"""Directory levels below the checkpoint directory."""
+MAX_HEADER_BYTES = 8 * MiB
+"""A safetensors header is parsed holding the GIL (stalling the HTTP threads): real ones are
+well under 2 MiB."""
+MAX_JSON_BYTES = 4 * MiB
+"""config.json, adapter_config.json, the shard index: real ones are a few KiB."""
+BLOCK = 1 << 20
+
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NO_SEEK_DATA = {errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS}
+_CHANGED = {errno.ELOOP, errno.ENOTDIR, errno.ENOENT}
 
 
 class CheckpointError(Exception):
@@ -52,7 +80,13 @@ def confine(workspace: Path, output_dir: Path, model_path: str) -> Path:
     candidate = Path(model_path)
     if not candidate.is_absolute():
         candidate = workspace / candidate
-    resolved = candidate.resolve()
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError):  # a link loop, or a link swapped while being resolved
+        raise CheckpointError(
+            f"model_path {_short(model_path)} cannot be resolved (a symlink loop?): "
+            "submit a checkpoint directory under output/"
+        ) from None
     root = output_dir.resolve()
     if resolved != root and root not in resolved.parents:
         raise CheckpointError(
@@ -68,29 +102,315 @@ def confine(workspace: Path, output_dir: Path, model_path: str) -> Path:
     return resolved
 
 
-def copy_checkpoint(source: Path, dest: Path, workspace: Path) -> None:
-    """Copy model files (following links that stay inside the workspace) into harness storage."""
-    root = workspace.resolve()
+# sizes ----------------------------------------------------------------------------------------
+
+
+def checkpoint_size_limit(base_bytes: int) -> int:
+    """The largest checkpoint worth copying for a base model of ``base_bytes``.
+
+    4x covers an fp32 save of a bf16 base; 256 MiB covers tokenizer files and small models.
+    """
+    return 4 * base_bytes + 256 * MiB
+
+
+def apparent_size(directory: Path) -> int:
+    """Total size of the regular files under ``directory``, links followed (the base model's)."""
     total = 0
-    dest.mkdir(parents=True, exist_ok=False)
-    for path in sorted(source.rglob("*")):
-        if path.is_dir() or path.suffix.lower() not in COPIED_SUFFIXES:
+    for dirpath, _dirs, files in os.walk(directory):
+        for name in files:
+            with contextlib.suppress(OSError):
+                info = os.stat(os.path.join(dirpath, name))
+                if stat.S_ISREG(info.st_mode):
+                    total += info.st_size
+    return total
+
+
+def human_size(n: int) -> str:
+    if n >= GiB:
+        return f"{n / GiB:.1f} GiB"
+    if n >= MiB:
+        return f"{n / MiB:.1f} MiB"
+    return f"{n} bytes"
+
+
+def _check_size(total: int, limit: int, base_bytes: int | None) -> None:
+    if total <= limit:
+        return
+    base = f", far larger than the base model ({human_size(base_bytes)})" if base_bytes else ""
+    raise CheckpointError(
+        f"checkpoint is {human_size(total)}{base}: limit {human_size(limit)}; submit one "
+        "checkpoint's model files only (config, weights, tokenizer from save_pretrained)"
+    )
+
+
+# walking and opening agent files without following it anywhere ---------------------------------
+
+
+def _short(text: str, limit: int = 80) -> str:
+    """Agent-chosen names in messages are cut: a reason never carries a large input back."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _walk(source: Path) -> list[Path]:
+    """Every entry under ``source`` that is not a directory (links to directories are not
+    entered), refusing trees too large or too deep to be one model directory."""
+    found: list[Path] = []
+    stack = [(source, 0)]
+    seen = 0
+    while stack:
+        directory, depth = stack.pop()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > MAX_FILES:
+                        raise CheckpointError(
+                            f"checkpoint holds more than {MAX_FILES} files and directories: "
+                            "submit one model directory (config, weights, tokenizer), "
+                            "not a whole training output tree"
+                        )
+                    if not entry.is_dir(follow_symlinks=False):
+                        found.append(Path(entry.path))
+                    elif depth + 1 > MAX_DEPTH:
+                        raise CheckpointError(
+                            f"checkpoint nests directories more than {MAX_DEPTH} levels deep: "
+                            "submit one model directory written by save_pretrained"
+                        )
+                    else:
+                        stack.append((Path(entry.path), depth + 1))
+        except OSError as exc:
+            where = _short(str(directory.relative_to(source)))
+            raise CheckpointError(f"cannot list {where} in the checkpoint: {exc.strerror}") from (
+                None
+            )
+    return sorted(found)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _not_regular(rel: PurePath, mode: int) -> CheckpointError:
+    return CheckpointError(
+        f"{_short(str(rel))} is {_kind(mode)}, not a regular file: a checkpoint may only contain "
+        "regular files (save_pretrained writes those)"
+    )
+
+
+def _changed(rel: PurePath) -> CheckpointError:
+    return CheckpointError(
+        f"{_short(str(rel))} changed while it was being copied (replaced, moved or turned into a "
+        "link): submit a checkpoint you have finished writing"
+    )
+
+
+@dataclass(frozen=True)
+class _Planned:
+    rel: PurePath
+    """Name inside the checkpoint."""
+    real: Path
+    """The file it resolves to, inside the workspace."""
+    size: int
+
+
+def _plan(source: Path, root: Path) -> list[_Planned]:
+    """The model files to copy, each resolved inside the workspace and a regular file."""
+    planned = []
+    for path in _walk(source):
+        if path.suffix.lower() not in COPIED_SUFFIXES:
             continue
-        real = path.resolve()
-        if root not in real.parents:
+        rel = path.relative_to(source)
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):  # a link loop, or a link swapped while being resolved
             raise CheckpointError(
-                f"{path.relative_to(source)} links to {real}, outside the workspace: "
+                f"{_short(str(rel))} is a symlink loop or changed while it was being copied: "
+                "submit a checkpoint you have finished writing"
+            ) from None
+        if not _inside(real, root):
+            raise CheckpointError(
+                f"{rel} links to {real}, outside the workspace: "
                 "checkpoints may only contain files from the workspace"
             )
-        total += real.stat().st_size
-        if total > MAX_CHECKPOINT_BYTES:
-            raise CheckpointError("checkpoint is larger than 40 GiB; submit model files only")
-        target = dest / path.relative_to(source)
+        try:
+            info = os.stat(real)
+        except OSError as exc:
+            raise CheckpointError(
+                f"{_short(str(rel))}: {exc.strerror} (a broken link?); "
+                "submit a complete checkpoint directory"
+            ) from None
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(rel, info.st_mode)
+        planned.append(_Planned(rel, real, info.st_size))
+    return planned
+
+
+def _open_beneath(root_fd: int, root: Path, rel: PurePath) -> int:
+    """Open ``rel`` under the directory ``root_fd`` one component at a time, following no link:
+    swapping any directory or the file for a link fails the open instead of escaping."""
+    if os.open not in os.supports_dir_fd:  # pragma: no cover - not Linux
+        return os.open(root / rel, _FILE_FLAGS)
+    fd = root_fd
+    try:
+        for part in rel.parts[:-1]:
+            parent, fd = fd, os.open(part, _DIR_FLAGS, dir_fd=fd)
+            if parent != root_fd:
+                os.close(parent)
+        return os.open(rel.parts[-1], _FILE_FLAGS, dir_fd=fd)
+    finally:
+        if fd != root_fd:
+            os.close(fd)
+
+
+def _opened_path(fd: int, real: Path, rel: PurePath) -> Path:
+    """Where the opened file really is: /proc's view of the descriptor, or (without /proc) the
+    resolved path, provided it still names the very file that was opened."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        pass
+    opened = os.fstat(fd)
+    again = real.resolve()
+    try:
+        now = os.stat(again)
+    except OSError:
+        raise _changed(rel) from None
+    if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+        raise _changed(rel)
+    return again
+
+
+def _open_confined(root_fd: int, root: Path, item: _Planned) -> tuple[int, os.stat_result]:
+    """A descriptor on ``item``'s file, proven a regular file inside the workspace."""
+    try:
+        fd = _open_beneath(root_fd, root, item.real.relative_to(root))
+    except OSError as exc:
+        if exc.errno in _CHANGED:
+            raise _changed(item.rel) from None
+        raise CheckpointError(f"cannot open {_short(str(item.rel))}: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(item.rel, info.st_mode)
+        if not _inside(_opened_path(fd, item.real, item.rel), root):
+            raise _changed(item.rel)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+# copying ----------------------------------------------------------------------------------------
+
+
+def _data_ranges(fd: int, size: int) -> Iterator[tuple[int, int]]:
+    """The ranges of the file that hold data; all of it where the filesystem cannot tell."""
+    if not hasattr(os, "SEEK_DATA"):  # pragma: no cover - not Linux
+        yield 0, size
+        return
+    pos = 0
+    while pos < size:
+        try:
+            start = os.lseek(fd, pos, os.SEEK_DATA)
+            end = os.lseek(fd, start, os.SEEK_HOLE)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # nothing but a hole from pos on
+                return
+            if exc.errno in _NO_SEEK_DATA:
+                yield pos, size
+                return
+            raise
+        if start >= size:
+            return
+        end = min(end, size)
+        yield start, end
+        pos = end
+
+
+def _copy_range(src: int, dst: int, start: int, end: int, rel: PurePath) -> None:
+    while start < end:
+        block = os.pread(src, min(BLOCK, end - start), start)
+        if not block:
+            raise _changed(rel)  # it shrank under us
+        view = memoryview(block)
+        while view:
+            written = os.pwrite(dst, view, start)
+            view, start = view[written:], start + written
+
+
+def _copy_one(root_fd: int, root: Path, item: _Planned, target: Path, room: int) -> int:
+    """Copy one file through a confined descriptor, holes kept; return its size."""
+    fd, info = _open_confined(root_fd, root, item)
+    try:
+        if info.st_size > room:
+            raise CheckpointError(
+                f"{_short(str(item.rel))} grew while it was being copied, past the size limit: "
+                "submit a checkpoint you have finished writing"
+            )
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(real, target)
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        try:
+            for start, end in _data_ranges(fd, info.st_size):
+                _copy_range(fd, out, start, end, item.rel)
+            os.ftruncate(out, info.st_size)
+        finally:
+            os.close(out)
+    finally:
+        os.close(fd)
+    return info.st_size
+
+
+def copy_checkpoint(
+    source: Path,
+    dest: Path,
+    workspace: Path,
+    *,
+    max_bytes: int | None = None,
+    base_bytes: int | None = None,
+) -> None:
+    """Copy the model files of ``source`` into harness storage at ``dest``.
+
+    Links are followed only to files inside the workspace. The total apparent size is checked
+    against ``max_bytes`` (default ``MAX_CHECKPOINT_BYTES``) before anything is copied;
+    ``base_bytes``, the base model's size, only makes the refusal clearer.
+    """
+    root = workspace.resolve()
+    limit = MAX_CHECKPOINT_BYTES if max_bytes is None else max_bytes
+    planned = _plan(source, root)
+    _check_size(sum(item.size for item in planned), limit, base_bytes)
+    dest.mkdir(parents=True, exist_ok=False)
+    root_fd = os.open(root, _DIR_FLAGS)
+    try:
+        copied = 0
+        for item in planned:
+            copied += _copy_one(root_fd, root, item, dest / item.rel, limit - copied)
+    finally:
+        os.close(root_fd)
+
+
+# validation -------------------------------------------------------------------------------------
 
 
 def _read_json(path: Path, what: str) -> dict:
+    size = path.stat().st_size
+    if size > MAX_JSON_BYTES:
+        raise CheckpointError(
+            f"{path.name} is {human_size(size)}, far larger than any real one "
+            f"(limit {human_size(MAX_JSON_BYTES)}); {what}"
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -100,27 +420,88 @@ def _read_json(path: Path, what: str) -> dict:
     return data
 
 
-def check_safetensors(path: Path) -> None:
-    """Cheap integrity check: the header parses and the file holds every tensor's bytes."""
-    size = path.stat().st_size
+@dataclass(frozen=True)
+class _Tensor:
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    path: Path
+    start: int
+    """Absolute offset of the tensor's bytes in ``path``."""
+    end: int
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {_short(key)}")
+        out[key] = value
+    return out
+
+
+def _header(path: Path, size: int) -> tuple[int, dict[str, Any]]:
+    """(offset of the data section, parsed header) of a safetensors file."""
     try:
         with path.open("rb") as fh:
             (header_len,) = struct.unpack("<Q", fh.read(8))
-            if header_len > size - 8 or header_len > 100 * 1024**2:
+            if header_len > size - 8:
                 raise ValueError("header length beyond the end of the file")
-            header = json.loads(fh.read(header_len))
+            if header_len > MAX_HEADER_BYTES:
+                raise ValueError(f"header over {human_size(MAX_HEADER_BYTES)}")
+            header = json.loads(fh.read(header_len), object_pairs_hook=_unique_keys)
+        if not isinstance(header, dict):
+            raise ValueError("the header is not a JSON object")
     except (struct.error, ValueError, UnicodeDecodeError) as exc:
         raise CheckpointError(
             f"{path.name}: not a valid safetensors file ({exc}); save with save_pretrained"
         ) from None
-    end = max(
-        (t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"),
-        default=0,
-    )
-    if 8 + header_len + end > size:
-        raise CheckpointError(
-            f"{path.name}: truncated ({size} bytes, the header promises {8 + header_len + end})"
+    return 8 + header_len, header
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _tensor(path: Path, data_start: int, name: str, entry: Any) -> _Tensor:
+    try:
+        dtype, shape, (start, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
+        ok = (
+            isinstance(dtype, str)
+            and isinstance(shape, list)
+            and all(_is_count(d) for d in shape)
+            and _is_count(start)
+            and _is_count(end)
+            and start <= end
         )
+    except (TypeError, KeyError, ValueError, IndexError):
+        ok = False
+    if not ok:
+        raise CheckpointError(
+            f"{path.name}: tensor {_short(name)} has a malformed entry (dtype, shape, "
+            "data_offsets): not a valid safetensors file; save with save_pretrained"
+        )
+    return _Tensor(name, dtype, tuple(shape), path, data_start + start, data_start + end)
+
+
+def _tensors(path: Path) -> list[_Tensor]:
+    """The tensors a safetensors file declares, checked to lie within the file."""
+    size = path.stat().st_size
+    data_start, header = _header(path, size)
+    tensors = [
+        _tensor(path, data_start, name, entry)
+        for name, entry in header.items()
+        if name != "__metadata__"
+    ]
+    end = max((t.end for t in tensors), default=data_start)
+    if end > size:
+        raise CheckpointError(f"{path.name}: truncated ({size} bytes, the header promises {end})")
+    return tensors
+
+
+def check_safetensors(path: Path) -> None:
+    """Cheap integrity check: the header parses and the file holds every tensor's bytes."""
+    _tensors(path)
 
 
 def _weights(directory: Path, stem: str) -> list[Path]:
@@ -132,20 +513,151 @@ def _weights(directory: Path, stem: str) -> list[Path]:
     return files
 
 
+# hashing ------------------------------------------------------------------------------------------
+
+
+def _feed(digest: Any, fd: int, start: int, end: int) -> None:
+    """Stream bytes [start, end) of ``fd`` into ``digest`` (hashlib drops the GIL on blocks)."""
+    while start < end:
+        block = os.pread(fd, min(BLOCK, end - start), start)
+        if not block:
+            raise CheckpointError("a weight file shrank while it was being hashed")
+        digest.update(block)
+        start += len(block)
+
+
+def _frame(digest: Any, *fields: Any) -> None:
+    """An unambiguous record: length-prefixed JSON, so no field can run into the next."""
+    blob = json.dumps(fields).encode()
+    digest.update(len(blob).to_bytes(8, "little") + blob)
+
+
 def hash_files(files: list[Path], base: Path) -> str:
+    """Hash of the files' relative names and bytes."""
     digest = hashlib.sha256()
     for path in sorted(files):
         digest.update(str(path.relative_to(base)).encode() + b"\0")
         with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
+            for block in iter(lambda: fh.read(BLOCK), b""):
                 digest.update(block)
     return "sha256:" + digest.hexdigest()
 
 
+def tensor_hash(directory: Path, files: Sequence[Path] | None = None) -> str:
+    """Hash of a model's weights by content: each tensor's name, dtype, shape and bytes.
+
+    Blind to the safetensors ``__metadata__``, the header's key order and whitespace and how the
+    tensors are split across shards, so none of those can make the same weights look new.
+    ``.bin`` files (pickles, never unpickled here) are hashed as file bytes. ``files`` defaults
+    to the directory's weight files.
+    """
+    if files is None:
+        files = _weights(directory, "model") or _weights(directory, "adapter_model")
+    tensors: dict[str, _Tensor] = {}
+    others = []
+    for path in sorted(files):
+        if path.suffix != ".safetensors":
+            others.append(path)
+            continue
+        for t in _tensors(path):
+            if t.name in tensors:
+                raise CheckpointError(
+                    f"tensor {_short(t.name)} is in both {tensors[t.name].path.name} and "
+                    f"{path.name}: each tensor must be saved once; re-save with save_pretrained"
+                )
+            tensors[t.name] = t
+    digest = hashlib.sha256(b"autorl tensor hash 1\0")
+    with contextlib.ExitStack() as stack:
+        fds: dict[Path, int] = {}
+        for name in sorted(tensors):
+            t = tensors[name]
+            if t.path not in fds:
+                fds[t.path] = os.open(t.path, os.O_RDONLY | os.O_CLOEXEC)
+                stack.callback(os.close, fds[t.path])
+            _frame(digest, "tensor", name, t.dtype, list(t.shape), t.end - t.start)
+            _feed(digest, fds[t.path], t.start, t.end)
+        for path in others:
+            size = path.stat().st_size
+            _frame(digest, "file", str(path.relative_to(directory)), size)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            stack.callback(os.close, fd)
+            _feed(digest, fd, 0, size)
+    return "sha256:" + digest.hexdigest()
+
+
 def hash_weights(directory: Path) -> str:
-    """Hash of a model directory's weight files (what identifies "the same weights")."""
-    files = _weights(directory, "model") or _weights(directory, "adapter_model")
-    return hash_files(files, directory)
+    """Hash of a model directory's weights: what identifies "the same weights" (tensor-based)."""
+    return tensor_hash(directory)
+
+
+def hash_tree(directory: Path, follow_links_within: Path | None = None) -> str:
+    """Hash of everything under ``directory``: each entry's relative name and bytes.
+
+    For the base model's integrity check, where a key added to config.json must show. A link
+    is hashed as its target text, and its file's bytes are added only when it resolves to a
+    regular file inside ``follow_links_within`` (default ``directory``; a hub snapshot passes
+    the cache folder that holds its blobs): nothing outside is read, no FIFO is waited on.
+    """
+    directory = Path(directory)
+    within = (follow_links_within or directory).resolve()
+    digest = hashlib.sha256(b"autorl tree hash 1\0")
+    entries: list[tuple[str, os.DirEntry[str]]] = []
+    stack = [directory]
+    while stack:
+        with os.scandir(stack.pop()) as found:
+            for entry in found:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                else:
+                    entries.append((Path(entry.path).relative_to(directory).as_posix(), entry))
+    for rel, entry in sorted(entries, key=lambda item: item[0]):
+        path = Path(entry.path)
+        if entry.is_symlink():
+            _frame(digest, "link", rel, os.readlink(path))
+            real = path.resolve()
+            if _inside(real, within) and real.is_file():
+                _hash_regular(digest, real, rel)
+        else:
+            _hash_regular(digest, path, rel)
+    return "sha256:" + digest.hexdigest()
+
+
+def _hash_regular(digest: Any, path: Path, rel: str) -> None:
+    """Add a regular file's name, size and bytes; anything else only by its kind."""
+    try:
+        fd = os.open(path, _FILE_FLAGS)
+    except OSError as exc:
+        _frame(digest, "unreadable", rel, exc.errno)
+        return
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            _frame(digest, "special", rel, _kind(info.st_mode))
+            return
+        _frame(digest, "file", rel, info.st_size)
+        _feed(digest, fd, 0, info.st_size)
+    finally:
+        os.close(fd)
+
+
+def _check_index(directory: Path) -> None:
+    """Every shard the index names is a file of the checkpoint (and nothing outside it)."""
+    index = directory / "model.safetensors.index.json"
+    if not index.exists():
+        return
+    weight_map = _read_json(index, "re-save the model").get("weight_map", {})
+    shards = set(weight_map.values()) if isinstance(weight_map, dict) else {None}
+    for shard in shards:
+        if not isinstance(shard, str) or not shard or Path(shard).name != shard:
+            raise CheckpointError(
+                "model.safetensors.index.json: weight_map must name shard files of the "
+                "checkpoint directory (e.g. model-00001-of-00002.safetensors); re-save the model"
+            )
+    missing = sorted(s for s in shards if not (directory / s).is_file())
+    if missing:
+        shown = ", ".join(_short(s) for s in missing[:3])
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        raise CheckpointError(f"sharded checkpoint is missing {shown}{more}")
 
 
 def validate(directory: Path) -> CheckpointInfo:
@@ -177,18 +689,11 @@ def validate(directory: Path) -> CheckpointInfo:
                 "no weights: expected model.safetensors (or sharded model-0000x-of-0000y."
                 "safetensors); save with model.save_pretrained(path)"
             )
-        index = directory / "model.safetensors.index.json"
-        if index.exists():
-            shards = set(_read_json(index, "re-save the model").get("weight_map", {}).values())
-            missing = sorted(s for s in shards if not (directory / s).exists())
-            if missing:
-                raise CheckpointError(f"sharded checkpoint is missing {', '.join(missing)}")
+        _check_index(directory)
         if not any((directory / name).exists() for name in TOKENIZER_FILES):
             raise CheckpointError(
                 "tokenizer missing: save it next to the model with tokenizer.save_pretrained(path)"
             )
         kind = "full"
-    for path in files:
-        if path.suffix == ".safetensors":
-            check_safetensors(path)
-    return CheckpointInfo(kind, tuple(p.name for p in files), hash_files(files, directory))
+    # parsing every header is part of hashing: a malformed or truncated file fails here
+    return CheckpointInfo(kind, tuple(p.name for p in files), tensor_hash(directory, files))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -18,6 +18,8 @@ from autorl.errors import ConfigError
 DEFAULT_TASK = "webshop"
 DEFAULT_AGENT = "scripted"
 DEFAULT_MODEL = "smollm2-135m"
+DEFAULT_SANDBOX = "isolated"
+AUTO_MEMORY_SHARE = 0.75
 
 
 class Budget(BaseModel):
@@ -35,6 +37,76 @@ class Budget(BaseModel):
     )
 
 
+class LimitsConfig(BaseModel):
+    """Resources of the agent's processes, enforced by the sandbox (cgroups, device nodes)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_gb: float | Literal["auto", "none"] = Field(
+        "auto", description="Memory of all the agent's processes; auto: 75 % of the machine's."
+    )
+    pids: int | Literal["none"] = Field(4096, description="Processes and threads at once.")
+    cpus: float | None = Field(None, gt=0, description="CPU cores' worth of time; None: all.")
+    workspace_gb: float | None = Field(
+        100.0,
+        gt=0,
+        description="Disk the workspace and HOME may fill; the agent is stopped "
+        "when it goes over (None: no cap).",
+    )
+    gpus: list[int] = Field(
+        default_factory=list, description="GPU indices the agent may use (none by default)."
+    )
+
+    @field_validator("memory_gb", "pids")
+    @classmethod
+    def _positive(cls, value: Any) -> Any:
+        if isinstance(value, int | float) and value <= 0:
+            raise ValueError('must be positive, or "none"')
+        return value
+
+    def resolve(self) -> Any:
+        """The :class:`autorl.types.Limits` this config means on this machine."""
+        import psutil
+
+        from autorl.types import Limits
+
+        if self.memory_gb == "auto":
+            memory: int | None = int(psutil.virtual_memory().total * AUTO_MEMORY_SHARE)
+        elif self.memory_gb == "none":
+            memory = None
+        else:
+            memory = int(float(self.memory_gb) * 1024**3)
+        return Limits(
+            memory_bytes=memory,
+            pids=None if self.pids == "none" else int(self.pids),
+            cpus=self.cpus,
+            gpus=tuple(str(g) for g in self.gpus),
+        )
+
+
+class EgressConfig(BaseModel):
+    """What the agent may reach beyond the grading API and the gateway."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: Literal["none", "allowlist"] = Field(
+        "none", description="none: nothing; allowlist: the hosts in allow, through a logging proxy."
+    )
+    allow: list[str] = Field(
+        default_factory=list,
+        description="host or host:port entries (e.g. pypi.org, files.pythonhosted.org:443).",
+    )
+
+    @field_validator("allow")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            host, _, port = entry.rpartition(":") if ":" in entry else (entry, "", "")
+            if not host or any(c in host for c in "/@ ") or (port and not port.isdigit()):
+                raise ValueError(f"{entry!r} is not host or host:port")
+        return value
+
+
 class RunConfig(BaseModel):
     """Everything that defines a run; stored resolved in the manifest."""
 
@@ -46,7 +118,9 @@ class RunConfig(BaseModel):
     driver: str | None = None
     seed: int = 0
     budget: Budget = Field(default_factory=Budget)
-    sandbox: str = "local"
+    sandbox: str = DEFAULT_SANDBOX
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    egress: EgressConfig = Field(default_factory=EgressConfig)
     reports: list[str] = Field(default_factory=lambda: ["basic"])
     runs_dir: Path = Path("runs")
     run_id: str | None = None

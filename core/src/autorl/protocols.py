@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         EvalResult,
         ModelInfo,
         PreparedTask,
+        SandboxRequest,
         TaskContext,
     )
 
@@ -77,11 +78,20 @@ class AgentProcess(Protocol):
 @runtime_checkable
 class Sandbox(Protocol):
     name: str
+    isolated: bool
+    """True when the agent cannot reach anything but what the request shows it (see
+    docs/security.md); False marks runs whose scores are not comparable."""
 
-    def start(
-        self, launch: AgentLaunch, *, cwd: Path, home: Path, log_path: Path
-    ) -> AgentProcess:
-        """Start the agent isolated from the harness's environment and processes."""
+    def check(self) -> None:
+        """Raise ConfigError (naming the install command) when this machine cannot run it."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What the run's manifest records about the sandbox (mode, uid separation...)."""
+        ...
+
+    def start(self, request: SandboxRequest) -> AgentProcess:
+        """Start ``request.launch`` behind the boundary; return a handle on it."""
         ...
 
 

@@ -44,6 +44,9 @@ class PreparedTask:
     split: str = "offline"
     """Which data this is (``offline``, ``reference``...), recorded in the manifest and report."""
     metric: str = "accuracy"
+    kit_requires: tuple[str, ...] = ()
+    """Distributions the kit imports beyond the training stack (``rank-bm25``...): the agent
+    runtime gets them (and their dependencies), copied from the harness's environment."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,55 @@ class AgentLaunch:
 
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
+    read_only: tuple[Path, ...] = ()
+    """Host paths the agent's program needs besides the workspace and the agent runtime (a CLI's
+    install directory, its interpreter's prefix). Namespace sandboxes show them read-only at the
+    same path and nothing else of the host."""
+
+
+@dataclass(frozen=True)
+class Forward:
+    """A loopback port the agent is told about (``http://127.0.0.1:PORT``), which the harness
+    also serves on a unix socket. A sandbox with its own network namespace listens on
+    ``127.0.0.1:port`` inside and relays each connection to ``socket``."""
+
+    name: str
+    port: int
+    socket: Path
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of the agent's processes (``None``: not limited)."""
+
+    memory_bytes: int | None = None
+    pids: int | None = None
+    cpus: float | None = None
+    gpus: tuple[str, ...] = ()
+    """GPU indices the agent may use (device nodes + ``CUDA_VISIBLE_DEVICES``); none by default."""
+
+
+@dataclass(frozen=True)
+class SandboxRequest:
+    """Everything a sandbox needs to start the agent. Paths are host paths; namespace sandboxes
+    mount each at the same path, so a path (or a symlink) means the same inside and out."""
+
+    launch: AgentLaunch
+    workspace: Path
+    """Read-write, the agent's working directory (except ``read_only_inside``)."""
+    home: Path
+    """Read-write, the agent's HOME."""
+    log_path: Path
+    """Harness-owned file that receives the agent's stdout and stderr (size-capped)."""
+    state_dir: Path
+    """Harness-owned directory for the sandbox's own files (sockets, supervisor settings)."""
+    read_only: tuple[Path, ...] = ()
+    """Host paths shown read-only (the agent runtime, its interpreter, the base model...)."""
+    read_only_inside: tuple[Path, ...] = ()
+    """Paths inside ``workspace`` that stay read-only (``data/``, ``kit/``)."""
+    forwards: tuple[Forward, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+    run_id: str = ""
 
 
 @dataclass(frozen=True)

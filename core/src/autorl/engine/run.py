@@ -18,11 +18,18 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from autorl.checkpoints import CheckpointInfo, hash_weights
+from autorl.checkpoints import (
+    CheckpointInfo,
+    apparent_size,
+    checkpoint_size_limit,
+    hash_tree,
+    hash_weights,
+)
 from autorl.config import RunConfig
 from autorl.engine.baseline import baseline_key, cached_baseline, file_hash
 from autorl.engine.budget import BudgetClock
 from autorl.engine.console import RunConsole
+from autorl.engine.diskwatch import DiskWatch
 from autorl.engine.history import CodeHistory
 from autorl.engine.records_io import EventLog, SubmissionLog, utc_now, write_json
 from autorl.engine.workspace import build_workspace, instructions
@@ -35,11 +42,14 @@ from autorl.types import (
     AgentContext,
     AgentLaunch,
     EvalRequest,
+    Forward,
     PreparedTask,
+    SandboxRequest,
     TaskContext,
 )
 
 PASS_THROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_NUM_THREADS", "TZ")
+BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 @dataclass(frozen=True)
@@ -104,6 +114,10 @@ class Run:
         self.task = reg.create("task", self.config.task)
         self.agent = reg.create("agent", self.config.agent)
         self.sandbox = reg.create("sandbox", self.config.sandbox)
+        check = getattr(self.sandbox, "check", None)
+        if check is not None:
+            check()  # a machine without the sandbox's tools fails here, before any work
+        self.limits = self.config.limits.resolve()
         self.model = resolve_model(reg, self.config.model)
         for report in self.config.reports:
             reg.get("report", report)
@@ -150,6 +164,10 @@ class Run:
             "device": self.config.device,
         }
         self.base_hash = hash_weights(self.model_info.path)
+        self.base_tree_hash = hash_tree(self.model_info.path)
+        from autorl.sandbox.runtime import build_runtime
+
+        self.runtime = build_runtime(self.prepared.kit_requires)
         self.hashes = {
             "train": file_hash(list(self.prepared.train_files)),
             "eval": file_hash([self.prepared.eval_path]),
@@ -174,8 +192,21 @@ class Run:
                     "evaluator_config": self.evaluator_config,
                 },
                 "model": {"name": self.config.model, "path": str(self.model_info.path)},
+                "sandbox": self.sandbox_info(),
+                "runtime": {
+                    "path": str(self.runtime.root),
+                    "distributions": list(self.runtime.distributions),
+                },
             },
         )
+
+    def sandbox_info(self) -> dict[str, Any]:
+        describe = getattr(self.sandbox, "describe", None)
+        info = dict(describe()) if describe else {"name": self.config.sandbox}
+        info.setdefault("isolated", bool(getattr(self.sandbox, "isolated", False)))
+        info["limits"] = self.config.limits.model_dump(mode="json")
+        info["egress"] = self.config.egress.model_dump(mode="json")
+        return info
 
     def _evaluate(
         self, model_dir: Path, work_dir: Path, label: str, console: RunConsole
@@ -326,6 +357,8 @@ class Run:
         history = CodeHistory(self.run_dir / "code-history.git", self.workspace / "code")
         clock = BudgetClock(cfg.budget.wall_seconds)
         token = secrets.token_urlsafe(32)
+        self.state_dir = self.run_dir / "sandbox"
+        self.state_dir.mkdir(mode=0o755)
 
         def notify(event: SubmissionEvent) -> None:
             events.info("submission", **dict(event.record))
@@ -347,11 +380,20 @@ class Run:
             notify=notify,
             run_id=self.run_id,
             keep_checkpoints=cfg.keep_checkpoints,
+            max_checkpoint_bytes=checkpoint_size_limit(apparent_size(self.model_info.path)),
         )
-        server = GradingServer(create_app(service, token)).start()
-        gateway = None
+        server = GradingServer(
+            create_app(service, token), unix_socket=self.state_dir / "grader.sock"
+        ).start()
+        forwards = [Forward("grader", server.port, self.state_dir / "grader.sock")]
+        gateway = proxy = None
         try:
             gateway = self._start_gateway(console, events, token)
+            if gateway is not None:
+                forwards.append(Forward("gateway", gateway.port, self.state_dir / "gateway.sock"))
+            proxy = self._start_egress(events)
+            if proxy is not None:
+                forwards.append(Forward("egress", proxy.port, self.state_dir / "egress.sock"))
             text = instructions(
                 task=self.task.name,
                 metric=self.prepared.metric,
@@ -362,20 +404,47 @@ class Run:
             )
             (self.workspace / "instructions.md").write_text(text)
             info = self._supervise(
-                console, events, service, clock, history, server.url, token, text, gateway
+                console,
+                events,
+                service,
+                clock,
+                history,
+                server.url,
+                token,
+                text,
+                gateway,
+                proxy,
+                tuple(forwards),
             )
             console.print("agent finished; waiting for queued evaluations")
             service.drain()
+            service.finalize("the run ended before this submission's evaluation finished")
         finally:
             if gateway is not None:
                 gateway.stop()
                 events.info("gateway_stopped", **gateway.budget.spend())
+            if proxy is not None:
+                proxy.stop()
+                events.info("egress_proxy_stopped", requests=proxy.requests, denied=proxy.denied)
             server.stop()
             service.close()
         history.snapshot("end of run")
         best = service.best_score()
         outcome = RunOutcome(self.run_id, self.run_dir, baseline_score, best, info["end_reason"])
         return outcome, info
+
+    def _start_egress(self, events: EventLog) -> Any:
+        """The logging allowlist proxy, when the run's egress policy asks for one."""
+        egress = self.config.egress
+        if egress.policy != "allowlist":
+            return None
+        from autorl.sandbox.egress import EgressProxy
+
+        proxy = EgressProxy(
+            egress.allow, self.run_dir / "egress.jsonl", self.state_dir / "egress.sock"
+        ).start()
+        events.info("egress_proxy_started", allow=list(egress.allow), url=proxy.url)
+        return proxy
 
     def _start_gateway(self, console: RunConsole, events: EventLog, token: str) -> Any:
         """The metering LLM gateway, when the run has a driver; the agent's token is its key."""
@@ -396,6 +465,7 @@ class Run:
             max_tokens=budget.max_tokens,
             max_cost_usd=budget.max_cost_usd,
             on_exhausted=exhausted,
+            unix_socket=self.state_dir / "gateway.sock",
         ).start()
         events.info(
             "gateway_started",
@@ -407,7 +477,9 @@ class Run:
         console.print(f"LLM gateway for driver [bold]{self.config.driver}[/] on {gateway.url}")
         return gateway
 
-    def _launch(self, url: str, token: str, text: str, gateway_url: str | None) -> AgentLaunch:
+    def _launch(
+        self, url: str, token: str, text: str, gateway_url: str | None, proxy: Any = None
+    ) -> AgentLaunch:
         cfg = self.config
         ctx = AgentContext(
             workspace=self.workspace,
@@ -422,7 +494,7 @@ class Run:
             seed=cfg.seed,
             driver=cfg.driver,
             gateway_url=gateway_url,
-            python=sys.executable,
+            python=str(self.runtime.python),
             options=cfg.agent_options,
         )
         ctx.home.mkdir(parents=True, exist_ok=True)
@@ -430,6 +502,7 @@ class Run:
         env = {k: os.environ[k] for k in PASS_THROUGH_ENV if k in os.environ}
         env.update(
             {
+                "PATH": f"{self.runtime.bin_dir}:{BASE_PATH}",
                 "AUTORL_GRADER_URL": url,
                 "AUTORL_TOKEN": token,
                 "AUTORL_WORKSPACE": str(self.workspace),
@@ -437,13 +510,36 @@ class Run:
                 "AUTORL_SEED": str(cfg.seed),
                 "AUTORL_BUDGET_SECONDS": str(cfg.budget.wall_seconds),
                 "PYTHONPATH": str(self.workspace / "kit"),
+                "HF_HUB_OFFLINE": "1",
             }
         )
         if gateway_url:
             env["AUTORL_GATEWAY_URL"] = gateway_url
             env["AUTORL_DRIVER"] = cfg.driver or ""
+        if proxy is not None:
+            env.update(proxy.env())
         env.update(launch.env)
-        return AgentLaunch(argv=tuple(launch.argv), env=env)
+        return AgentLaunch(argv=tuple(launch.argv), env=env, read_only=tuple(launch.read_only))
+
+    def _sandbox_request(
+        self, launch: AgentLaunch, forwards: tuple[Forward, ...]
+    ) -> SandboxRequest:
+        """What the agent sees: its workspace and HOME, the runtime, the base model, and the
+        paths its launch declares; nothing of the run's records."""
+        read_only = (*self.runtime.read_only, self.model_info.path, *launch.read_only)
+        inside = tuple(self.workspace / d for d in ("data", "kit"))
+        return SandboxRequest(
+            launch=launch,
+            workspace=self.workspace,
+            home=self.run_dir / "home",
+            log_path=self.run_dir / "agent.log",
+            state_dir=self.state_dir,
+            read_only=tuple(dict.fromkeys(Path(p) for p in read_only)),
+            read_only_inside=inside,
+            forwards=forwards,
+            limits=self.limits,
+            run_id=self.run_id,
+        )
 
     def _supervise(
         self,
@@ -456,22 +552,36 @@ class Run:
         token: str,
         text: str,
         gateway: Any = None,
+        proxy: Any = None,
+        forwards: tuple[Forward, ...] = (),
     ) -> dict[str, Any]:
         cfg = self.config
-        launch = self._launch(url, token, text, gateway.url if gateway else None)
-        events.info("agent_launch", argv=list(launch.argv), env_keys=sorted(launch.env))
-        clock.start()
-        proc = self.sandbox.start(
-            launch,
-            cwd=self.workspace,
-            home=self.run_dir / "home",
-            log_path=self.run_dir / "agent.log",
+        launch = self._launch(url, token, text, gateway.url if gateway else None, proxy)
+        events.info(
+            "agent_launch",
+            argv=list(launch.argv),
+            env_keys=sorted(launch.env),
+            sandbox=cfg.sandbox,
+            read_only=[str(p) for p in launch.read_only],
         )
+        if not getattr(self.sandbox, "isolated", False):
+            events.warning("unsandboxed", sandbox=cfg.sandbox)
+            console.print(
+                f"[bold red]sandbox {cfg.sandbox!r} is not a boundary: the agent can read and "
+                "write everything this user can. Development only: this run's score is not "
+                "comparable.[/]"
+            )
+        clock.start()
+        proc = self.sandbox.start(self._sandbox_request(launch, forwards))
         console.print(
-            f"agent [bold]{cfg.agent}[/] started (pid {proc.pid}); budget "
-            f"{cfg.budget.wall_seconds:.0f} s, {cfg.budget.max_submissions} submissions"
+            f"agent [bold]{cfg.agent}[/] started in sandbox [bold]{cfg.sandbox}[/] "
+            f"(pid {proc.pid}); budget {cfg.budget.wall_seconds:.0f} s, "
+            f"{cfg.budget.max_submissions} submissions"
         )
         console.agent_started(cfg.budget.wall_seconds)
+        disk = DiskWatch(
+            (self.workspace, self.run_dir / "home"), self.config.limits.workspace_gb
+        ).start()
         next_snapshot = time.monotonic() + cfg.snapshot_seconds
         exit_code: int | None = None
         end_reason = "deadline"
@@ -487,6 +597,10 @@ class Run:
                     console.print(f"[yellow]budget: {warning}[/]")
                 if clock.expired():
                     break
+                if disk.exceeded:
+                    end_reason = "disk_limit"
+                    events.warning("disk_limit", **disk.report())
+                    break
                 if service.used >= cfg.budget.max_submissions and service.pending() == 0:
                     end_reason = "max_submissions"
                     break
@@ -496,18 +610,22 @@ class Run:
         finally:
             agent_seconds = clock.elapsed()
             code = proc.terminate()
+            service.close_intake(f"{end_reason} after {agent_seconds:.0f} s")
             clock.stop()
+            disk.stop()
             console.agent_stopped()
         if exit_code is None:
             exit_code = code
         driver_usage = gateway.budget.spend() if gateway is not None else None
         if driver_usage and driver_usage["exhausted"] and end_reason == "agent_exit":
             end_reason = driver_usage["exhausted"]  # the agent stopped because its model did
+        sandbox_usage = getattr(proc, "stats", None) or {}
         events.info(
             "agent_stopped",
             reason=end_reason,
             exit_code=exit_code,
             seconds=agent_seconds,
+            **sandbox_usage,
         )
         console.print(f"agent stopped: {end_reason} after {agent_seconds:.0f} s (exit {exit_code})")
         info = {
@@ -515,6 +633,7 @@ class Run:
             "agent_exit_code": exit_code,
             "agent_seconds": round(agent_seconds, 2),
             "budget_seconds": cfg.budget.wall_seconds,
+            "sandbox": {"name": cfg.sandbox, **sandbox_usage},
         }
         if driver_usage is not None:
             info["driver_usage"] = driver_usage

@@ -1,8 +1,11 @@
 """Submission intake and the evaluation queue, independent of HTTP.
 
 Every status change is appended to the submissions log (and fsynced) before the agent hears
-about it, so a crash never loses a submission. Evaluations run one at a time on a worker thread;
-they keep running after the deadline for submissions received before it.
+about it, so a crash never loses a submission. A submission is only *received* on the request
+thread (cheap checks, the code snapshot); an intake thread then copies, validates and hashes the
+checkpoint in order, so a huge checkpoint never holds the service's lock and queries stay
+answered. Evaluations run one at a time on a worker thread; they keep running after the
+deadline for submissions received before it.
 """
 
 from __future__ import annotations
@@ -75,6 +78,8 @@ class GradingService:
         notify: Callable[[SubmissionEvent], None] = lambda event: None,
         run_id: str = "",
         keep_checkpoints: bool = False,
+        max_checkpoint_bytes: int | None = None,
+        base_model_bytes: int | None = None,
     ) -> None:
         self.workspace = workspace
         self.output_dir = workspace / "output"
@@ -89,11 +94,20 @@ class GradingService:
         self._notify = notify
         self.run_id = run_id
         self.keep_checkpoints = keep_checkpoints
+        self.max_checkpoint_bytes = max_checkpoint_bytes
+        self.base_model_bytes = base_model_bytes
         self._lock = threading.RLock()
+        self._submit_lock = threading.Lock()  # one submission at a time; queries never wait on it
+        self._closed: str | None = None
         self._subs: dict[int, Submission] = {}
         self._by_hash: dict[str, int] = {}
+        self._intake_queue: queue.Queue[tuple[Submission, Path] | None] = queue.Queue()
         self._queue: queue.Queue[tuple[Submission, Path, CheckpointInfo] | None] = queue.Queue()
+        self._intaker = threading.Thread(
+            target=self._intake_loop, name="autorl-intake", daemon=True
+        )
         self._worker = threading.Thread(target=self._work, name="autorl-evaluator", daemon=True)
+        self._intaker.start()
         self._worker.start()
 
     # queries ----------------------------------------------------------------------------------
@@ -165,9 +179,20 @@ class GradingService:
             )
         )
 
-    def submit(self, model_path: str, wait: bool = False, timeout: float | None = None) -> dict:
-        if self.clock.expired():
-            raise SubmissionRefused(409, "the budget's deadline has passed: no more submissions")
+    def _refuse_if_closed(self) -> None:
+        if self._closed is not None:
+            raise SubmissionRefused(
+                409, f"the agent has stopped ({self._closed}): no more submissions"
+            )
+
+    def _admit(self, model_path: str) -> Path:
+        """The cheap checks: stopped, deadline, path confinement, quota."""
+        with self._lock:
+            self._refuse_if_closed()
+            if self.clock.expired():
+                raise SubmissionRefused(
+                    409, "the budget's deadline has passed: no more submissions"
+                )
         try:
             source = confine(self.workspace, self.output_dir, model_path)
         except CheckpointError as exc:
@@ -178,74 +203,137 @@ class GradingService:
                     409,
                     f"submission quota used up ({self.max_submissions} of {self.max_submissions})",
                 )
-            sub = Submission(len(self._subs) + 1, model_path, self.clock.elapsed())
-            self._subs[sub.submission_id] = sub
-            sub.code_revision = self._snapshot(f"submission {sub.submission_id}")
-            self._record(
-                sub,
-                "received",
-                model_path=model_path,
-                code_revision=sub.code_revision,
-            )
-            result = self._intake(sub, source)
-        if wait and result["status"] not in FINAL:
+        return source
+
+    def submit(self, model_path: str, wait: bool = False, timeout: float | None = None) -> dict:
+        """Receive a submission and hand it to the intake thread; the answer says ``received``
+        (or, with ``wait``, the final status once there is one within ``timeout``)."""
+        with self._submit_lock:
+            source = self._admit(model_path)
+            sid = len(self._subs) + 1
+            revision = self._snapshot(f"submission {sid}")  # may take a while: not under _lock
+            with self._lock:
+                self._refuse_if_closed()  # the agent may have been stopped meanwhile
+                sub = Submission(sid, model_path, self.clock.elapsed(), code_revision=revision)
+                self._subs[sid] = sub
+                self._record(sub, "received", model_path=model_path, code_revision=revision)
+                self._intake_queue.put((sub, source))
+                result = self.view(sub)
+        if wait:
             sub.done.wait(timeout)
             return self.view(sub)
         return result
 
-    def _intake(self, sub: Submission, source: Path) -> dict[str, Any]:
-        dest = self.storage / str(sub.submission_id) / "checkpoint"
+    def _intake_loop(self) -> None:
+        """Copy, validate, hash and deduplicate each received submission, in order."""
+        while True:
+            item = self._intake_queue.get()
+            if item is None:
+                return
+            sub, source = item
+            try:
+                self._intake(sub, source)
+            except Exception as exc:  # a bug must not stop the intake of later submissions
+                with self._lock:
+                    if sub.status not in FINAL:
+                        self._fail(sub, f"intake failed: {type(exc).__name__}")
+            finally:
+                self._intake_queue.task_done()
+
+    def _copy(self, sub: Submission, source: Path, dest: Path) -> CheckpointInfo | None:
+        """The slow part, holding no lock; None (the submission failed) if it cannot be used."""
         try:
-            copy_checkpoint(source, dest, self.workspace)
-            info = validate(dest)
-        except (CheckpointError, OSError) as exc:
-            self._fail(sub, str(exc))
-            shutil.rmtree(dest, ignore_errors=True)
-            return self.view(sub)
-        sub.weight_hash = info.weight_hash
-        earlier = self._by_hash.get(info.weight_hash)
-        if earlier is not None:
-            original = self._subs[earlier]
-            sub.duplicate_of, sub.score, sub.reason = (
-                earlier,
-                original.score,
-                original.reason,
+            copy_checkpoint(
+                source,
+                dest,
+                self.workspace,
+                max_bytes=self.max_checkpoint_bytes,
+                base_bytes=self.base_model_bytes,
             )
-            self._record(
-                sub,
-                "duplicate",
-                duplicate_of=earlier,
-                score=original.score,
-                weight_hash=info.weight_hash,
-                reason=f"same weights as submission {earlier}; not evaluated again",
-            )
-            sub.done.set()
-            shutil.rmtree(dest.parent, ignore_errors=True)
-            return self.view(sub)
-        self._by_hash[info.weight_hash] = sub.submission_id
-        if info.weight_hash == self.base_weight_hash:
-            sub.copy_of_base = True
-            sub.score = self.baseline_score
-            self._record(
-                sub,
-                "scored",
-                score=self.baseline_score,
-                weight_hash=info.weight_hash,
-                code_revision=sub.code_revision,
-                copy_of_base=True,
-                reason="identical to the base model: scored as the baseline",
-            )
-            sub.done.set()
-            shutil.rmtree(dest.parent, ignore_errors=True)
-            return self.view(sub)
-        self._record(sub, "queued", weight_hash=info.weight_hash, kind=info.kind)
-        self._queue.put((sub, dest, info))
-        return self.view(sub)
+            return validate(dest)
+        except CheckpointError as exc:
+            reason = str(exc)
+        except OSError as exc:  # never the harness's own paths in a reason the agent reads
+            reason = f"could not copy the checkpoint: {exc.strerror or type(exc).__name__}"
+        shutil.rmtree(dest.parent, ignore_errors=True)
+        with self._lock:
+            if sub.status not in FINAL:
+                self._fail(sub, reason)
+        return None
+
+    def _intake(self, sub: Submission, source: Path) -> None:
+        dest = self.storage / str(sub.submission_id) / "checkpoint"
+        info = self._copy(sub, source, dest)
+        if info is None:
+            return
+        with self._lock:
+            if sub.status in FINAL:  # finalized while it was being copied
+                shutil.rmtree(dest.parent, ignore_errors=True)
+                return
+            sub.weight_hash = info.weight_hash
+            earlier = self._by_hash.get(info.weight_hash)
+            if earlier is not None:
+                self._duplicate(sub, earlier)
+            elif info.weight_hash == self.base_weight_hash:
+                self._by_hash[info.weight_hash] = sub.submission_id
+                self._copy_of_base(sub)
+            else:
+                self._by_hash[info.weight_hash] = sub.submission_id
+                self._record(sub, "queued", weight_hash=info.weight_hash, kind=info.kind)
+                self._queue.put((sub, dest, info))
+                return
+        shutil.rmtree(dest.parent, ignore_errors=True)
+
+    def _duplicate(self, sub: Submission, earlier: int) -> None:
+        original = self._subs[earlier]
+        sub.duplicate_of, sub.score, sub.reason = earlier, original.score, original.reason
+        self._record(
+            sub,
+            "duplicate",
+            duplicate_of=earlier,
+            score=original.score,
+            weight_hash=sub.weight_hash,
+            reason=f"same weights as submission {earlier}; not evaluated again",
+        )
+        sub.done.set()
+
+    def _copy_of_base(self, sub: Submission) -> None:
+        sub.copy_of_base = True
+        sub.score = self.baseline_score
+        self._record(
+            sub,
+            "scored",
+            score=self.baseline_score,
+            weight_hash=sub.weight_hash,
+            code_revision=sub.code_revision,
+            copy_of_base=True,
+            reason="identical to the base model: scored as the baseline",
+        )
+        sub.done.set()
 
     def _fail(self, sub: Submission, reason: str, **fields: Any) -> None:
         sub.reason = reason
         self._record(sub, "failed", reason=reason, weight_hash=sub.weight_hash, **fields)
         sub.done.set()
+
+    # the end of the run -----------------------------------------------------------------------
+
+    def close_intake(self, reason: str) -> None:
+        """Refuse every later submission (the agent has stopped); those received keep going."""
+        with self._lock:
+            if self._closed is None:
+                self._closed = reason
+
+    def finalize(self, reason: str) -> list[int]:
+        """Fail every submission not yet final, with ``reason``, so no report shows one still
+        pending; for a run that must end before its evaluations complete. Closes the intake.
+        Returns the ids failed."""
+        with self._lock:
+            self.close_intake(reason)
+            pending = [s for s in self._subs.values() if s.status not in FINAL]
+            for sub in pending:
+                self._fail(sub, reason)
+        return [s.submission_id for s in pending]
 
     # evaluation -------------------------------------------------------------------------------
 
@@ -256,35 +344,48 @@ class GradingService:
                 return
             sub, dest, info = item
             try:
-                with self._lock:
-                    self._record(sub, "evaluating")
-                score, extra = self._evaluate(sub.submission_id, dest, info)
-                with self._lock:
-                    sub.score = float(score)
-                    self._record(
-                        sub,
-                        "scored",
-                        score=sub.score,
-                        weight_hash=sub.weight_hash,
-                        code_revision=sub.code_revision,
-                        copy_of_base=False,
-                        **extra,
-                    )
-                    sub.done.set()
-            except Exception as exc:
-                with self._lock:
-                    self._fail(sub, f"evaluation failed: {type(exc).__name__}: {exc}")
+                self._evaluate_one(sub, dest, info)
             finally:
                 if not self.keep_checkpoints:
                     shutil.rmtree(dest, ignore_errors=True)
                 self._queue.task_done()
 
+    def _evaluate_one(self, sub: Submission, dest: Path, info: CheckpointInfo) -> None:
+        with self._lock:
+            if sub.status in FINAL:  # finalized while queued
+                return
+            self._record(sub, "evaluating")
+        try:
+            score, extra = self._evaluate(sub.submission_id, dest, info)
+        except Exception as exc:
+            with self._lock:
+                if sub.status not in FINAL:
+                    self._fail(sub, f"evaluation failed: {type(exc).__name__}: {exc}")
+            return
+        with self._lock:
+            if sub.status in FINAL:  # finalized while evaluating: the late score is dropped
+                return
+            sub.score = float(score)
+            self._record(
+                sub,
+                "scored",
+                score=sub.score,
+                weight_hash=sub.weight_hash,
+                code_revision=sub.code_revision,
+                copy_of_base=False,
+                **extra,
+            )
+            sub.done.set()
+
     def drain(self, timeout: float | None = None) -> bool:
-        """Wait until every queued evaluation is final; True if none is left."""
+        """Wait until every submission is final; True if none is left."""
         with self._lock:
             subs = list(self._subs.values())
         return all(not (sub.status not in FINAL and not sub.done.wait(timeout)) for sub in subs)
 
-    def close(self) -> None:
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the intake and evaluation threads (after what they are doing)."""
+        self._intake_queue.put(None)
+        self._intaker.join(timeout=timeout)
         self._queue.put(None)
-        self._worker.join(timeout=5)
+        self._worker.join(timeout=timeout)

@@ -1,8 +1,10 @@
-"""The ``local`` sandbox: a separate session, a clean environment, and a reaper that leaves nothing.
+"""The ``local`` sandbox, for development only: a separate session, a clean environment, and a
+reaper that leaves nothing.
 
-Isolation here is by process and environment, not by kernel namespaces: the agent runs as the
-same user. It gets only the variables the adapter declares plus a minimal base (PATH, HOME, LANG,
-TMPDIR), so no host secret or harness-only value reaches it.
+It is NOT a boundary: the agent runs as the harness's user and sees its whole file system (run
+records, held-out data, harness code) and its network. Runs in it say so in their manifest,
+report and results line, and their scores are not comparable (docs/security.md). It gets only
+the variables the adapter declares plus a minimal base (PATH, HOME, LANG, TMPDIR).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pathlib import Path
 
 import psutil
 
-from autorl.types import AgentLaunch
+from autorl.sandbox.logpipe import LogPipe
+from autorl.types import AgentLaunch, SandboxRequest
 
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 SANDBOX_MARK = "AUTORL_SANDBOX_ID"
@@ -25,9 +28,8 @@ SANDBOX_MARK = "AUTORL_SANDBOX_ID"
 
 def clean_environment(launch: AgentLaunch, *, home: Path, tmp: Path) -> dict[str, str]:
     """Build the agent's environment from scratch: never inherit the harness's variables."""
-    python_bin = str(Path(sys.executable).parent)
     env = {
-        "PATH": f"{python_bin}:{BASE_PATH}",
+        "PATH": BASE_PATH,
         "HOME": str(home),
         "TMPDIR": str(tmp),
         "LANG": os.environ.get("LANG", "C.UTF-8"),
@@ -40,8 +42,11 @@ def clean_environment(launch: AgentLaunch, *, home: Path, tmp: Path) -> dict[str
 class LocalProcess:
     """Handle on the reaper process that supervises the agent."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], mark: str) -> None:
+    def __init__(
+        self, popen: subprocess.Popen[bytes], mark: str, log: LogPipe | None = None
+    ) -> None:
         self._popen = popen
+        self._log = log
         self.pid = popen.pid
         self.mark = mark
 
@@ -66,6 +71,8 @@ class LocalProcess:
             self._popen.kill()
         self.wait(2.0)
         self.kill_marked()
+        if self._log is not None:
+            self._log.join()
         return self._popen.poll()
 
     def kill_marked(self) -> int:
@@ -104,11 +111,24 @@ class LocalProcess:
 
 class LocalSandbox:
     name = "local"
+    isolated = False
 
     def __init__(self, grace_seconds: float = 5.0) -> None:
         self.grace_seconds = grace_seconds
 
-    def start(self, launch: AgentLaunch, *, cwd: Path, home: Path, log_path: Path) -> LocalProcess:
+    def check(self) -> None:
+        """Nothing to install; nothing isolated either."""
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "isolated": False,
+            "separate_uid": False,
+            "mode": "development only: no boundary, scores not comparable",
+        }
+
+    def start(self, request: SandboxRequest) -> LocalProcess:
+        launch, home, cwd = request.launch, request.home, request.workspace
         home.mkdir(parents=True, exist_ok=True)
         tmp = home / "tmp"
         tmp.mkdir(exist_ok=True)
@@ -117,17 +137,17 @@ class LocalSandbox:
         env[SANDBOX_MARK] = mark
         env["AUTORL_REAPER_GRACE"] = str(self.grace_seconds)
         argv = [sys.executable, "-I", "-m", "autorl.sandbox.reaper", "--", *launch.argv]
-        log = open(log_path, "ab")  # noqa: SIM115 - handed to the child, closed below
+        log = LogPipe(request.log_path).start()
         try:
             popen = subprocess.Popen(
                 argv,
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
+                stdout=log.write_fd,
+                stderr=log.write_fd,
                 start_new_session=True,
             )
         finally:
-            log.close()
-        return LocalProcess(popen, mark)
+            log.close_writer()
+        return LocalProcess(popen, mark, log)

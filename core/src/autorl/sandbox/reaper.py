@@ -18,16 +18,22 @@ import time
 
 import psutil
 
+PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 GRACE_ENV = "AUTORL_REAPER_GRACE"
 
 
 def _become_subreaper() -> None:
+    """Adopt orphans; and get SIGTERM when the harness dies (then stop everything)."""
+    parent = os.getppid()
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the process-group kill still applies
         pass
+    if os.getppid() != parent:  # the harness died before the death signal was armed
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _descendants() -> list[psutil.Process]:

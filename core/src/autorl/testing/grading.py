@@ -7,6 +7,7 @@ API's behaviour; evaluators are tested on their own with real models.
 from __future__ import annotations
 
 import json
+import struct
 import threading
 from pathlib import Path
 
@@ -15,10 +16,35 @@ from autorl.engine.budget import BudgetClock
 from autorl.engine.records_io import SubmissionLog
 
 
+def write_sparse_checkpoint(path: Path, tensor_bytes: int, data: bytes = b"") -> Path:
+    """A valid checkpoint whose one tensor is ``tensor_bytes`` long but a hole on disk (the
+    red-team's "10 GB" checkpoint that costs nothing to write); ``data`` opens the tensor."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.json").write_text(json.dumps({"model_type": "qwen2"}))
+    (path / "tokenizer.json").write_text("{}")
+    entry = {"dtype": "U8", "shape": [tensor_bytes], "data_offsets": [0, tensor_bytes]}
+    header = json.dumps({"w": entry}).encode()
+    header += b" " * (-len(header) % 8)
+    with (path / "model.safetensors").open("wb") as fh:
+        fh.write(struct.pack("<Q", len(header)) + header + data)
+        fh.truncate(8 + len(header) + tensor_bytes)
+    return path
+
+
 class LiveGrader:
     """The real GradingService behind the real HTTP app on 127.0.0.1."""
 
-    def __init__(self, root: Path, wall_seconds: float = 600, max_submissions: int = 5) -> None:
+    def __init__(
+        self,
+        root: Path,
+        wall_seconds: float = 600,
+        max_submissions: int = 5,
+        *,
+        base_weight_hash: str = "sha256:base",
+        max_checkpoint_bytes: int | None = None,
+        base_model_bytes: int | None = None,
+        max_body_bytes: int | None = None,
+    ) -> None:
         from autorl.grading.app import create_app
         from autorl.grading.server import GradingServer
         from autorl.grading.service import GradingService
@@ -39,11 +65,14 @@ class LiveGrader:
             clock=self.clock,
             max_submissions=max_submissions,
             baseline_score=10.0,
-            base_weight_hash="sha256:base",
+            base_weight_hash=base_weight_hash,
             evaluate=self._evaluate,
+            max_checkpoint_bytes=max_checkpoint_bytes,
+            base_model_bytes=base_model_bytes,
         )
         self.token = "secret-token"
-        self.server = GradingServer(create_app(self.service, self.token)).start()
+        limits = {} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}
+        self.server = GradingServer(create_app(self.service, self.token, **limits)).start()
         self.url = self.server.url
 
     def _evaluate(self, sid: int, ckpt: Path, info: CheckpointInfo) -> tuple[float, dict]:

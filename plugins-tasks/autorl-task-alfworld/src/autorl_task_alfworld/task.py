@@ -161,6 +161,7 @@ class AlfWorldTask:
             evaluator="rollout",
             evaluator_config=config,
             kit_dir=self._kit(cache, split_dir, settings.max_steps),
+            kit_requires=("alfworld", "textworld"),
             split=split,
             metric="success_rate",
         )

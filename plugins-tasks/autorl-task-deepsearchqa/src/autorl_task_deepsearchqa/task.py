@@ -207,6 +207,7 @@ class DeepSearchQATask:
             evaluator="rollout",
             evaluator_config=config,
             kit_dir=self._kit(cache, split_dir, settings),
+            kit_requires=("rank-bm25",),
             split=split,
             metric="accuracy",
         )

@@ -177,6 +177,7 @@ class WebShopTask:
             evaluator="rollout",
             evaluator_config=config,
             kit_dir=self._kit(cache, split_dir, settings),
+            kit_requires=("rank-bm25",),
             split=split,
             metric="success_rate",
         )

@@ -1,0 +1,249 @@
+"""The agent runtime: a Python environment with the training stack and nothing of the harness.
+
+Built from the harness's own environment, offline: a virtual environment skeleton whose
+``site-packages`` receives the files (hard links, or copies across file systems) of the
+training stack's distributions and their dependency closure, read from each distribution's
+``RECORD``. autorl's harness, task, evaluator and report packages are never in it, so an agent
+cannot import, read or patch the code that scores it. One runtime per set of distributions and
+versions lives in ``<cache>/runtime/<digest>``; namespace sandboxes show it read-only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.metadata as md
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from autorl.errors import ConfigError
+from autorl.paths import cache_dir
+
+BUILDER_VERSION = "1"
+TRAINING_STACK = (
+    "torch",
+    "transformers",
+    "peft",
+    "trl",
+    "accelerate",
+    "datasets",
+    "safetensors",
+    "tokenizers",
+    "numpy",
+    "httpx",
+    "requests",
+)
+"""What every agent gets: the libraries the paper's agents train with, and HTTP clients."""
+REQUIRED = ("torch", "transformers")
+NEVER = ("autorl",)
+"""Name prefixes that never enter a runtime, even as someone's dependency."""
+MARKER = ".autorl-runtime.json"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A built runtime: ``python`` runs with ``site-packages`` and the base interpreter."""
+
+    root: Path
+    python: Path
+    base_prefix: Path
+    """The interpreter installation the venv points at (mounted read-only with the runtime)."""
+    base_site_packages: tuple[Path, ...]
+    """The base interpreter's own site-packages: hidden by namespace sandboxes."""
+    distributions: tuple[str, ...]
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.python.parent
+
+    @property
+    def read_only(self) -> tuple[Path, ...]:
+        return (self.root, self.base_prefix)
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _installed() -> dict[str, md.Distribution]:
+    found: dict[str, md.Distribution] = {}
+    for dist in md.distributions():
+        name = dist.metadata.get("Name")
+        if name and _canonical(name) not in found:
+            found[_canonical(name)] = dist
+    return found
+
+
+def closure(roots: Iterable[str], installed: dict[str, md.Distribution]) -> dict[str, str]:
+    """Distribution -> version for ``roots`` and their (marker-true, extra-less) requirements."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    missing = [r for r in REQUIRED if _canonical(r) not in installed]
+    if missing:
+        raise ConfigError(
+            f"the agent runtime needs {', '.join(missing)}, not installed in this environment",
+            hint="pip install torch==2.13.0 transformers peft trl accelerate datasets "
+            "(in one command: see the README)",
+        )
+    chosen: dict[str, str] = {}
+    stack = [_canonical(r) for r in roots]
+    while stack:
+        name = stack.pop()
+        if name in chosen or any(name.startswith(p) for p in NEVER):
+            continue
+        dist = installed.get(name)
+        if dist is None:
+            continue  # an optional root (or a platform-only dependency) that is not installed
+        chosen[name] = dist.version
+        for line in dist.requires or []:
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue
+            stack.append(_canonical(req.name))
+    return dict(sorted(chosen.items()))
+
+
+def _digest(dists: dict[str, str]) -> str:
+    blob = json.dumps(
+        {
+            "builder": BUILDER_VERSION,
+            "python": sys.version,
+            "base": sys.base_prefix,
+            "dists": dists,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def _copy_script(source: Path, target: Path, python: Path) -> None:
+    """Console scripts: same file with the shebang pointed at the runtime's interpreter."""
+    data = source.read_bytes()
+    if data.startswith(b"#!") and b"python" in data.split(b"\n", 1)[0]:
+        rest = data.split(b"\n", 1)[1] if b"\n" in data else b""
+        data = b"#!" + str(python).encode() + b"\n" + rest
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    target.chmod(0o755)
+
+
+def _site_packages(root: Path) -> Path:
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    return root / "lib" / version / "site-packages"
+
+
+def _populate(staging: Path, names: Iterable[str], installed: dict[str, md.Distribution]) -> None:
+    site = _site_packages(staging)
+    python = staging / "bin" / "python"
+    for name in names:
+        dist = installed[name]
+        base = Path(str(dist.locate_file("")))
+        for entry in dist.files or []:
+            source = Path(str(dist.locate_file(entry)))
+            if not source.is_file():
+                continue
+            relative = os.path.normpath(str(entry))
+            if relative.startswith(".."):
+                parts = Path(relative).parts
+                if "bin" in parts:  # console scripts live in <prefix>/bin
+                    _copy_script(source, staging / "bin" / source.name, python)
+                continue
+            if base != site and not str(source).startswith(str(base)):
+                continue
+            _link_or_copy(source, site / relative)
+
+
+def _finalize(staging: Path, dists: dict[str, str]) -> None:
+    """Site-packages of the skeleton must not see the base interpreter's packages."""
+    cfg = staging / "pyvenv.cfg"
+    text = cfg.read_text()
+    if "include-system-site-packages = true" in text:
+        cfg.write_text(text.replace("= true", "= false"))
+    (staging / MARKER).write_text(
+        json.dumps({"distributions": dists, "python": sys.version, "built": time.time()}) + "\n"
+    )
+
+
+def base_site_packages() -> tuple[Path, ...]:
+    """The base interpreter's own site-packages directories (hidden inside sandboxes)."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    candidates = [
+        Path(sys.base_prefix) / "lib" / version / "site-packages",
+        Path(sys.base_prefix) / "local" / "lib" / version / "dist-packages",
+    ]
+    return tuple(p for p in candidates if p.is_dir())
+
+
+def build_runtime(extra: Iterable[str] = (), cache: Path | None = None) -> Runtime:
+    """The runtime for the training stack plus ``extra`` distributions, built once per digest."""
+    installed = _installed()
+    extra = tuple(extra)
+    unknown = [e for e in extra if _canonical(e) not in installed]
+    if unknown:
+        raise ConfigError(
+            f"the agent runtime needs {', '.join(unknown)} (asked for by the task's kit), "
+            "which is not installed in the harness's environment",
+            hint=f"pip install {' '.join(unknown)}",
+        )
+    dists = closure((*TRAINING_STACK, *extra), installed)
+    root_dir = cache or cache_dir("runtime")
+    target = root_dir / _digest(dists)
+    python = target / "bin" / "python"
+    runtime = Runtime(
+        target,
+        python,
+        Path(sys.base_prefix),
+        base_site_packages(),
+        tuple(dists),
+    )
+    if (target / MARKER).is_file():
+        return runtime
+    with _lock(root_dir / f".{target.name}.lock"):
+        if (target / MARKER).is_file():
+            return runtime
+        staging = root_dir / f".{target.name}.staging-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        base_python = getattr(sys, "_base_executable", sys.executable)
+        subprocess.run(
+            [base_python, "-m", "venv", "--without-pip", str(staging)],
+            check=True,
+            capture_output=True,
+        )
+        _populate(staging, dists, installed)
+        _finalize(staging, dists)
+        for path in (staging, *staging.rglob("*")):
+            if path.is_dir() and not path.is_symlink():
+                path.chmod(0o755)
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    return runtime
