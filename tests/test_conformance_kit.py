@@ -35,8 +35,15 @@ class TestFixtureReport(ReportConformance):
         return run
 
 
-class TestBuiltinSandbox(SandboxConformance):
+class TestIsolatedSandbox(SandboxConformance):
     plugin_module = "autorl.builtins"
+    component = "isolated"
+
+
+class TestLocalSandbox(SandboxConformance):
+    plugin_module = "autorl.builtins"
+    component = "local"
+    isolated = False
 
 
 class TestBuiltinExecutor(ExecutorConformance):

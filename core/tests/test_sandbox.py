@@ -1,8 +1,11 @@
-"""The local sandbox: clean environment, and nothing survives termination."""
+"""The sandboxes: clean environment, nothing survives termination; the isolated sandbox's
+boundary (uid, PID and network namespaces, limits, harness death) on this machine."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -11,14 +14,21 @@ from pathlib import Path
 import psutil
 import pytest
 
+from autorl.sandbox.isolated import IsolatedSandbox, bwrap_path
 from autorl.sandbox.local import LocalSandbox
-from autorl.types import AgentLaunch
+from autorl.sandbox.runtime import build_runtime
+from autorl.types import AgentLaunch, Limits, SandboxRequest
+
+needs_bwrap = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap not installed")
+SANDBOXES = [
+    pytest.param(lambda: LocalSandbox(grace_seconds=0.5), id="local"),
+    pytest.param(lambda: IsolatedSandbox(grace_seconds=0.5), id="isolated", marks=needs_bwrap),
+]
 
 STUBBORN = textwrap.dedent(
     """
     import os, signal, sys, time
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    pids = []
     for i in range(3):
         pid = os.fork()
         if pid == 0:
@@ -29,7 +39,6 @@ STUBBORN = textwrap.dedent(
                     os._exit(0)
             while True:
                 time.sleep(0.1)
-        pids.append(pid)
     open("ready", "w").write("ok")
     while True:
         time.sleep(0.1)
@@ -37,26 +46,43 @@ STUBBORN = textwrap.dedent(
 )
 
 
-def _wait_for(path: Path, timeout: float = 15) -> None:
+def request(
+    tmp_path: Path, code: str, env: dict[str, str] | None = None, limits: Limits | None = None
+) -> SandboxRequest:
+    runtime = build_runtime()
+    workspace = tmp_path / "run" / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    (workspace / "agent.py").write_text(code)
+    return SandboxRequest(
+        launch=AgentLaunch(argv=(str(runtime.python), "agent.py"), env=env or {}),
+        workspace=workspace,
+        home=tmp_path / "run" / "home",
+        log_path=tmp_path / "run" / "agent.log",
+        state_dir=tmp_path / "run" / "sandbox",
+        read_only=runtime.read_only,
+        limits=limits or Limits(),
+        run_id="test",
+    )
+
+
+def _wait_for(path: Path, timeout: float = 20) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
         assert time.monotonic() < deadline, f"{path} never appeared"
         time.sleep(0.05)
 
 
-def test_agent_that_ignores_sigterm_and_forks_leaves_nothing(tmp_path: Path) -> None:
-    (tmp_path / "agent.py").write_text(STUBBORN)
-    sandbox = LocalSandbox(grace_seconds=0.5)
-    proc = sandbox.start(
-        AgentLaunch(argv=(sys.executable, "agent.py")),
-        cwd=tmp_path,
-        home=tmp_path / "home",
-        log_path=tmp_path / "agent.log",
-    )
-    _wait_for(tmp_path / "ready")
+def _log(tmp_path: Path) -> str:
+    return (tmp_path / "run" / "agent.log").read_text()
+
+
+@pytest.mark.parametrize("make", SANDBOXES)
+def test_agent_that_ignores_sigterm_and_forks_leaves_nothing(tmp_path: Path, make) -> None:
+    proc = make().start(request(tmp_path, STUBBORN))
+    _wait_for(tmp_path / "run" / "workspace" / "ready")
     time.sleep(0.3)
     marked = proc.alive_processes()
-    assert len(marked) >= 5, marked  # reaper, agent, 3 children (one detached)
+    assert len(marked) >= 4, marked  # the agent and 3 children (one detached)
     proc.terminate(grace=0.5)
     time.sleep(0.2)
     survivors = [
@@ -66,35 +92,156 @@ def test_agent_that_ignores_sigterm_and_forks_leaves_nothing(tmp_path: Path) -> 
     assert proc.alive_processes() == []
 
 
-def test_agent_environment_is_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("make", SANDBOXES)
+def test_agent_environment_is_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-harness-secret")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake")
     monkeypatch.setenv("AUTORL_INTERNAL", "harness-only")
     script = "import os, json; json.dump(dict(os.environ), open('env.json', 'w'))"
-    proc = LocalSandbox().start(
-        AgentLaunch(argv=(sys.executable, "-c", script), env={"AUTORL_TOKEN": "t"}),
-        cwd=tmp_path,
-        home=tmp_path / "home",
-        log_path=tmp_path / "agent.log",
-    )
-    assert proc.wait(30) == 0
-    import json
-
-    env = json.loads((tmp_path / "env.json").read_text())
+    proc = make().start(request(tmp_path, script, env={"AUTORL_TOKEN": "t"}))
+    assert proc.wait(60) == 0, _log(tmp_path)
+    env = json.loads((tmp_path / "run" / "workspace" / "env.json").read_text())
     assert "OPENAI_API_KEY" not in env and "ANTHROPIC_API_KEY" not in env
     assert "AUTORL_INTERNAL" not in env
     assert "sk-fake" not in json.dumps(env)
-    assert env["HOME"] == str(tmp_path / "home")
+    assert env["HOME"] == str(tmp_path / "run" / "home")
     assert env["AUTORL_TOKEN"] == "t"
-    assert os.path.realpath(env["TMPDIR"]).startswith(str(tmp_path))
 
 
-def test_exit_code_and_log(tmp_path: Path) -> None:
-    proc = LocalSandbox().start(
-        AgentLaunch(argv=(sys.executable, "-c", "print('hello'); raise SystemExit(3)")),
-        cwd=tmp_path,
-        home=tmp_path / "home",
-        log_path=tmp_path / "agent.log",
+@pytest.mark.parametrize("make", SANDBOXES)
+def test_exit_code_and_log(tmp_path: Path, make) -> None:
+    proc = make().start(request(tmp_path, "print('hello'); raise SystemExit(3)"))
+    assert proc.wait(60) == 3
+    assert "hello" in _log(tmp_path)
+
+
+@pytest.mark.parametrize("make", SANDBOXES)
+def test_log_is_capped(tmp_path: Path, make, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("autorl.sandbox.logpipe.DEFAULT_MAX_BYTES", 100_000)
+    code = "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * 10_000 + '\\n')\n"
+    proc = make().start(request(tmp_path, code))
+    assert proc.wait(60) == 0
+    proc.terminate()
+    log = _log(tmp_path)
+    assert len(log) < 101_000
+    assert "bytes dropped" in log
+
+
+PROBE = textwrap.dedent(
+    """
+    import json, os, socket
+    seen = {"uid": os.getuid(), "gid": os.getgid(),
+            "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+            "root": sorted(os.listdir("/")), "run_dir": sorted(os.listdir(".."))}
+    try:
+        os.kill(int(os.environ["HARNESS_PID"]), 0)
+        seen["harness_signal"] = "delivered"
+    except OSError as exc:
+        seen["harness_signal"] = type(exc).__name__
+    try:
+        socket.create_connection(("127.0.0.1", int(os.environ["HOST_PORT"])), timeout=3)
+        seen["host_port"] = "reached"
+    except OSError as exc:
+        seen["host_port"] = type(exc).__name__
+    status = open("/proc/self/status").read()
+    seen["caps"] = [l.split()[1] for l in status.splitlines() if l.startswith("CapEff")][0]
+    seen["no_new_privs"] = [l.split()[1] for l in status.splitlines()
+                            if l.startswith("NoNewPrivs")][0]
+    json.dump(seen, open("seen.json", "w"))
+    """
+)
+
+
+@needs_bwrap
+def test_isolated_boundary(tmp_path: Path) -> None:
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    env = {"HARNESS_PID": str(os.getpid()), "HOST_PORT": str(listener.getsockname()[1])}
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "submissions.jsonl").write_text("record\n")
+    try:
+        proc = IsolatedSandbox().start(request(tmp_path, PROBE, env))
+        assert proc.wait(60) == 0, _log(tmp_path)
+    finally:
+        listener.close()
+    seen = json.loads((tmp_path / "run" / "workspace" / "seen.json").read_text())
+    if os.geteuid() == 0:
+        assert seen["uid"] != 0 and seen["gid"] != 0
+    assert seen["pids"][0] == 1 and len(seen["pids"]) <= 3, seen["pids"]  # supervisor + agent
+    assert seen["harness_signal"] == "ProcessLookupError"
+    assert seen["host_port"] != "reached"
+    assert seen["caps"] == "0000000000000000"
+    assert seen["no_new_privs"] == "1"
+    assert "submissions.jsonl" not in seen["run_dir"]
+    assert set(seen["run_dir"]) <= {"workspace", "home", "sandbox"}
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root here")
+def test_isolated_limits_memory_and_processes(tmp_path: Path) -> None:
+    code = textwrap.dedent(
+        """
+        import json, subprocess, sys
+        out = {}
+        r = subprocess.run([sys.executable, "-c", "b = bytearray(600 << 20); b[::4096] = b'x' * len(b[::4096])"])
+        out["memory_child"] = r.returncode
+        procs, n = [], 0
+        try:
+            for _ in range(200):
+                procs.append(subprocess.Popen(["sleep", "30"])); n += 1
+        except OSError:
+            pass
+        for p in procs:
+            p.kill()
+        out["forked"] = n
+        json.dump(out, open("limits.json", "w"))
+        """
     )
-    assert proc.wait(30) == 3
-    assert "hello" in (tmp_path / "agent.log").read_text()
+    limits = Limits(memory_bytes=300 * 1024**2, pids=64)
+    proc = IsolatedSandbox().start(request(tmp_path, code, limits=limits))
+    assert proc.wait(120) == 0, _log(tmp_path)
+    out = json.loads((tmp_path / "run" / "workspace" / "limits.json").read_text())
+    assert out["memory_child"] == -9  # OOM-killed inside the cgroup; the harness is untouched
+    assert out["forked"] < 64
+    assert proc.stats["oom_kills"] >= 1
+
+
+DAEMON = """
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    while True:
+        open("heartbeat", "a").write("x")
+        time.sleep(0.1)
+while True:
+    time.sleep(1)
+"""
+HARNESS = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from test_sandbox import DAEMON, request
+from autorl.sandbox.isolated import IsolatedSandbox
+IsolatedSandbox().start(request(Path({tmp!r}), DAEMON))
+print("started", flush=True)
+time.sleep(600)
+"""
+
+
+@needs_bwrap
+def test_agent_dies_with_the_harness(tmp_path: Path) -> None:
+    """kill -9 the harness: no process of the agent survives (the PID namespace ends)."""
+    script = HARNESS.format(tests=str(Path(__file__).parent), tmp=str(tmp_path))
+    harness = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert harness.stdout is not None and harness.stdout.readline().strip() == "started"
+    beat = tmp_path / "run" / "workspace" / "heartbeat"
+    _wait_for(beat)
+    harness.kill()
+    harness.wait()
+    time.sleep(1.0)
+    size = beat.stat().st_size
+    time.sleep(1.0)
+    assert beat.stat().st_size == size, "the agent's daemon kept running after the harness died"

@@ -64,7 +64,11 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
     help="Where run directories go (default ./runs).",
 )
 @click.option("--run-id", help="Name of the run directory (default: time-task-agent-xxxx).")
-@click.option("--sandbox", help="Sandbox: isolated (default; bubblewrap namespaces), docker, or local (development only, not comparable).")
+@click.option(
+    "--sandbox",
+    help="Sandbox: isolated (default; bubblewrap namespaces), docker, or local (development "
+    "only: not a boundary, scores not comparable).",
+)
 @click.option(
     "--report",
     "reports",

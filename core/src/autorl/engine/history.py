@@ -1,7 +1,10 @@
 """Code history: a git repository outside the workspace that snapshots ``workspace/code``.
 
 The repository lives in the run directory (``code-history.git``) with ``workspace/code`` as its
-work tree, so the agent can neither see nor rewrite it.
+work tree, so the agent can neither see nor rewrite it. The work tree is the agent's, so git
+runs with no hooks, no fsmonitor, no system or global config and no attributes-driven filters:
+nothing the agent writes into ``code/`` (a ``.git`` of its own, ``.gitattributes``) makes the
+harness's git run a program.
 """
 
 from __future__ import annotations
@@ -10,6 +13,15 @@ import os
 import subprocess
 import threading
 from pathlib import Path
+
+SAFE_CONFIG = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.attributesFile=/dev/null",
+    "-c", "safe.directory=*",
+    "-c", "protocol.allow=never",
+    "-c", "submodule.recurse=false",
+)  # fmt: skip
 
 
 class CodeHistory:
@@ -26,9 +38,12 @@ class CodeHistory:
             "GIT_COMMITTER_NAME": "autorl",
             "GIT_COMMITTER_EMAIL": "autorl@localhost",
             "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": "/dev/null",
+            "GIT_ATTR_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0",
             "HOME": str(git_dir),
         }
-        self.available = self._git("init", "-q") is not None
+        self.available = self._git("init", "-q", "--template=") is not None
         if self.available:
             # keep checkpoints and caches the agent may drop into code/ out of history
             (git_dir / "info").mkdir(exist_ok=True)
@@ -39,7 +54,7 @@ class CodeHistory:
     def _git(self, *args: str) -> str | None:
         try:
             done = subprocess.run(
-                ["git", *args],
+                ["git", *SAFE_CONFIG, *args],
                 env=self._env,
                 capture_output=True,
                 text=True,

@@ -300,6 +300,7 @@ class GradingService:
     def _copy_of_base(self, sub: Submission) -> None:
         sub.copy_of_base = True
         sub.score = self.baseline_score
+        sub.reason = "identical to the base model: scored as the baseline"
         self._record(
             sub,
             "scored",
@@ -307,7 +308,7 @@ class GradingService:
             weight_hash=sub.weight_hash,
             code_revision=sub.code_revision,
             copy_of_base=True,
-            reason="identical to the base model: scored as the baseline",
+            reason=sub.reason,
         )
         sub.done.set()
 

@@ -14,9 +14,9 @@ DEFAULT_MAX_BYTES = 256 * 1024**2
 
 
 class LogPipe:
-    def __init__(self, log_path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, log_path: Path, max_bytes: int | None = None) -> None:
         self.log_path = log_path
-        self.max_bytes = max_bytes
+        self.max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
         self.read_fd, self.write_fd = os.pipe()
         os.set_inheritable(self.write_fd, True)
         self.written = 0

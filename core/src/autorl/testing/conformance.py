@@ -269,19 +269,53 @@ class ModelConformance(PluginConformance):
 
 
 class SandboxConformance(PluginConformance):
-    """A sandbox starts a real process in ``cwd``, logs it, and kills it on ``terminate``."""
+    """A sandbox starts a real process in the workspace with only the declared environment,
+    logs it, shows the declared paths, keeps ``read_only_inside`` read-only, and kills it on
+    ``terminate``. Runs with the agent runtime's Python (the harness's packages are not in it).
+
+    ``isolated = True`` (the default) adds the boundary checks: nothing of the run directory
+    but the workspace and HOME is visible, a forwarded port reaches the harness's unix socket,
+    and no other loopback port of the host is reachable.
+    """
 
     kind: ClassVar[str] = "sandbox"
+    isolated: ClassVar[bool] = True
+
+    def _request(
+        self,
+        tmp_path: Path,
+        code: str,
+        env: Mapping[str, str] | None = None,
+        forwards: tuple[Any, ...] = (),
+    ) -> Any:
+        from autorl.sandbox.runtime import build_runtime
+        from autorl.types import AgentLaunch, SandboxRequest
+
+        runtime = build_runtime()
+        run_dir = tmp_path / "run"
+        workspace = run_dir / "workspace"
+        (workspace / "data").mkdir(parents=True, exist_ok=True)
+        (workspace / "data" / "train.jsonl").write_text("{}\n")
+        (run_dir / "submissions.jsonl").write_text("harness record\n")
+        (run_dir / "sandbox").mkdir(exist_ok=True)
+        launch = AgentLaunch(argv=(str(runtime.python), "-c", code), env=dict(env or {}))
+        return SandboxRequest(
+            launch=launch,
+            workspace=workspace,
+            home=run_dir / "home",
+            log_path=run_dir / "agent.log",
+            state_dir=run_dir / "sandbox",
+            read_only=runtime.read_only,
+            read_only_inside=(workspace / "data",),
+            forwards=forwards,
+            run_id="conformance",
+        )
 
     def _start(self, tmp_path: Path, code: str, env: Mapping[str, str] | None = None) -> Any:
-        from autorl.types import AgentLaunch
+        return self.create().start(self._request(tmp_path, code, env))
 
-        cwd = tmp_path / "workspace"
-        cwd.mkdir(exist_ok=True)
-        launch = AgentLaunch(argv=(sys.executable, "-c", code), env=dict(env or {}))
-        return self.create().start(
-            launch, cwd=cwd, home=tmp_path / "home", log_path=tmp_path / "agent.log"
-        )
+    def _log(self, tmp_path: Path) -> str:
+        return (tmp_path / "run" / "agent.log").read_text(encoding="utf-8")
 
     def test_runs_in_the_workspace_with_declared_env(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -293,20 +327,106 @@ class SandboxConformance(PluginConformance):
             "print('secret=' + os.environ.get('AUTORL_CONFORMANCE_SECRET', 'none'))"
         )
         proc = self._start(tmp_path, code, {"DECLARED": "yes"})
-        assert proc.wait(60) == 0, "the sandboxed process did not exit 0"
-        log = (tmp_path / "agent.log").read_text(encoding="utf-8")
-        assert f"cwd={(tmp_path / 'workspace').resolve()}" in log, f"not run in cwd:\n{log}"
+        assert proc.wait(60) == 0, f"the sandboxed process did not exit 0:\n{self._log(tmp_path)}"
+        log = self._log(tmp_path)
+        assert f"cwd={(tmp_path / 'run' / 'workspace').resolve()}" in log, f"not in cwd:\n{log}"
         assert "declared=yes" in log, f"declared env missing from the log:\n{log}"
         assert "secret=none" in log, "a host variable leaked into the sandbox"
 
+    def test_read_only_inside_stays_read_only(self, tmp_path: Path) -> None:
+        code = (
+            "import os\n"
+            "try:\n open('data/train.jsonl', 'a').write('x'); print('wrote=yes')\n"
+            "except OSError: print('wrote=no')\n"
+            "open('code.txt', 'w').write('mine'); print('workspace=ok')\n"
+        )
+        proc = self._start(tmp_path, code)
+        assert proc.wait(60) == 0, self._log(tmp_path)
+        log = self._log(tmp_path)
+        assert "workspace=ok" in log, f"the workspace is not writable:\n{log}"
+        if self.isolated:
+            assert "wrote=no" in log, "data/ (read_only_inside) was writable"
+            assert (tmp_path / "run" / "workspace" / "data" / "train.jsonl").read_text() == "{}\n"
+
+    def test_harness_records_are_not_visible(self, tmp_path: Path) -> None:
+        if not self.isolated:
+            pytest.skip("not an isolating sandbox")
+        code = (
+            "import os\n"
+            "print('exists=' + str(os.path.exists('../submissions.jsonl')))\n"
+            "print('pid1=' + open('/proc/1/cmdline').read().replace(chr(0), ' ')[:40])\n"
+        )
+        proc = self._start(tmp_path, code)
+        assert proc.wait(60) == 0, self._log(tmp_path)
+        log = self._log(tmp_path)
+        assert "exists=False" in log, f"the run directory's records are visible:\n{log}"
+
+    def test_forwarded_port_reaches_the_harness_and_nothing_else(self, tmp_path: Path) -> None:
+        if not self.isolated:
+            pytest.skip("not an isolating sandbox")
+        import socket
+        import threading
+
+        from autorl.serving import unix_listener
+        from autorl.types import Forward
+
+        (tmp_path / "run" / "sandbox").mkdir(parents=True, exist_ok=True)
+        sock_path = tmp_path / "run" / "sandbox" / "svc.sock"
+        server = unix_listener(sock_path)
+        server.listen(4)
+        other = socket.create_server(("127.0.0.1", 0))
+        other_port = other.getsockname()[1]
+
+        def answer() -> None:
+            conn, _ = server.accept()
+            conn.recv(64)
+            conn.sendall(b"pong")
+            conn.close()
+
+        threading.Thread(target=answer, daemon=True).start()
+        port = 18000 + (other_port % 1000)
+        code = (
+            "import socket\n"
+            f"s = socket.create_connection(('127.0.0.1', {port}), timeout=10)\n"
+            "s.sendall(b'ping'); print('forward=' + s.recv(16).decode())\n"
+            "try:\n"
+            f"    socket.create_connection(('127.0.0.1', {other_port}), timeout=3)\n"
+            "    print('host_port=reached')\n"
+            "except OSError:\n"
+            "    print('host_port=refused')\n"
+        )
+        request = self._request(
+            tmp_path, code, forwards=(Forward("svc", port, sock_path),)
+        )
+        proc = self.create().start(request)
+        try:
+            assert proc.wait(60) == 0, self._log(tmp_path)
+        finally:
+            server.close()
+            other.close()
+        log = self._log(tmp_path)
+        assert "forward=pong" in log, f"the forwarded port did not reach the harness:\n{log}"
+        assert "host_port=refused" in log, f"a host loopback port was reachable:\n{log}"
+
     def test_terminate_stops_a_running_process(self, tmp_path: Path) -> None:
-        proc = self._start(tmp_path, "import time; time.sleep(600)")
-        time.sleep(0.3)
-        assert proc.poll() is None, "the process ended before terminate()"
+        code = (
+            "import os, time\n"
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            "    if os.fork(): os._exit(0)\n"
+            "    time.sleep(600)\n"
+            "time.sleep(600)\n"
+        )
+        proc = self._start(tmp_path, code)
+        time.sleep(1.0)
+        assert proc.poll() is None, f"the process ended before terminate():\n{self._log(tmp_path)}"
         started = time.monotonic()
         proc.terminate(grace=1.0)
         assert proc.poll() is not None, "terminate() left the process running"
         assert time.monotonic() - started < 30, "terminate() took longer than 30 s"
+        time.sleep(0.5)
+        alive = getattr(proc, "alive_processes", lambda: [])()
+        assert alive == [], f"processes outlived terminate(): {alive}"
 
 
 class ReportConformance(PluginConformance):

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from autorl.agentfiles import copy_agent_file
 from autorl.errors import ConfigError
 from autorl.types import AgentContext, AgentLaunch
 from autorl_agent_cli_common.install import AgentTool
@@ -176,27 +177,33 @@ class CliAgent:
         write_login_profile(home, env["PATH"])
         if not ctx.options.get("allow_network", False):
             env.update(offline_env())
-        return AgentLaunch(argv=tuple(argv), env=env)
+        return AgentLaunch(argv=tuple(argv), env=env, read_only=self.read_only(ctx, executable))
+
+    def read_only(self, ctx: AgentContext, executable: str) -> tuple[Path, ...]:
+        """What a namespace sandbox must show: the pinned install (and its interpreter), or an
+        explicit executable's directory."""
+        if ctx.options.get("executable"):
+            return (Path(executable).resolve().parent,)
+        return self.tool.read_only()
 
     def collect(self, ctx: AgentContext, run_dir: Path) -> list[Path]:
         """After the agent exits: keep its native log and the common trajectory in ``run_dir``."""
         return self.collect_from(Path(ctx.home), Path(ctx.workspace), Path(run_dir))
 
     def collect_from(self, home: Path, workspace: Path, run_dir: Path) -> list[Path]:
+        """Copy the CLI's native files out of HOME (regular files only, links never followed,
+        sizes capped: the agent wrote them), then parse the copies, never the originals."""
         written: list[Path] = []
-        native = self.native_files(home, workspace)
-        if native:
-            target_dir = run_dir / NATIVE_DIR
-            for source in native:
-                try:
-                    relative = source.relative_to(home)
-                except ValueError:
-                    relative = Path(source.name)
-                target = target_dir / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, target)
+        target_dir = run_dir / NATIVE_DIR
+        for source in self.native_files(home, workspace):
+            try:
+                relative = source.relative_to(home)
+            except ValueError:
+                continue
+            target = target_dir / relative
+            if copy_agent_file(source, target, home):
                 written.append(target)
-        events = self.parse(home, workspace)
+        events = self.parse(target_dir, workspace) if written else []
         path = run_dir / TRAJECTORY_FILE
         write_trajectory(events, self.name, path)
         written.append(path)

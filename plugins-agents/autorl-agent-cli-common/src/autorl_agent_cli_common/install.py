@@ -94,6 +94,10 @@ class AgentTool:
     def is_installed(self) -> bool:
         return (self.prefix / MARKER).is_file() and self.executable().exists()
 
+    def read_only(self) -> tuple[Path, ...]:
+        """Host paths the installed CLI needs at run time (shown read-only in sandboxes)."""
+        return (self.prefix,)
+
     def _install_into(self, prefix: Path, log: Log) -> None:
         raise NotImplementedError
 
@@ -213,6 +217,20 @@ class VenvTool(AgentTool):
 
     def executable(self) -> Path:
         return self.prefix / "venv" / "bin" / self.binary
+
+    def read_only(self) -> tuple[Path, ...]:
+        """The venv, and the interpreter installation its ``python`` links to."""
+        paths = [self.prefix]
+        cfg = self.prefix / "venv" / "pyvenv.cfg"
+        try:
+            lines = cfg.read_text().splitlines()
+        except OSError:
+            return tuple(paths)
+        for line in lines:
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                paths.append(Path(value.strip()).resolve().parent)
+        return tuple(paths)
 
     def _install_into(self, prefix: Path, log: Log) -> None:
         python = find_python()

@@ -10,7 +10,6 @@ See ``docs/agents/openhands.md``.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -24,7 +23,8 @@ from autorl_agent_openhands.events import parse_conversations
 VERSION = "1.16.0"
 TOOL = VenvTool(name="openhands", package="openhands", version=VERSION, binary="openhands")
 TMUX_PREFIX = "autorl-tmux-"
-TMUX_NOTE = "autorl-tmux-dir"
+MAX_TMUX_DIR = 80
+"""tmux adds ``/tmux-UID/openhands``; a unix socket path holds at most 107 bytes."""
 GITCONFIG = """# written by autorl: no fetch from GitHub during a run (OpenHands' public skills)
 [url "file:///nonexistent/autorl-offline/github.com/"]
 \tinsteadOf = https://github.com/
@@ -71,18 +71,13 @@ class OpenHandsAgent(CliAgent):
         return argv, env
 
     def tmux_dir(self, ctx: AgentContext) -> str:
-        """A fresh short directory for the tmux socket, noted in HOME so collect removes it."""
-        path = tempfile.mkdtemp(prefix=TMUX_PREFIX)
-        (Path(ctx.home) / ".openhands" / TMUX_NOTE).write_text(path)
-        return path
-
-    def collect_from(self, home: Path, workspace: Path, run_dir: Path) -> list[Path]:
-        note = home / ".openhands" / TMUX_NOTE
-        if note.is_file():
-            path = Path(note.read_text().strip())
-            if path.name.startswith(TMUX_PREFIX) and path.parent == Path(tempfile.gettempdir()):
-                shutil.rmtree(path, ignore_errors=True)
-        return super().collect_from(home, workspace, run_dir)
+        """A directory of the run's own for the tmux socket: in HOME (visible inside every
+        sandbox), or a fresh short one in /tmp when HOME's path is too long for a socket."""
+        path = Path(ctx.home) / ".tmux"
+        if len(str(path)) <= MAX_TMUX_DIR:
+            path.mkdir(parents=True, exist_ok=True)
+            return str(path)
+        return tempfile.mkdtemp(prefix=TMUX_PREFIX)
 
     def native_files(self, home: Path, workspace: Path) -> list[Path]:
         conversations = home / ".openhands" / "conversations"

@@ -1,8 +1,12 @@
-"""The ``react`` agent's adapter: checks its options, starts the loop with the harness's Python."""
+"""The ``react`` agent's adapter: checks its options, copies the loop into the agent's HOME and
+starts it with the agent runtime's Python (the harness's packages are not there: the loop needs
+only the standard library and httpx)."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from autorl.errors import ConfigError
@@ -55,6 +59,13 @@ class ReactAgent:
                 "anthropic/claude-sonnet-4-6 (key in the harness environment); see docs/agents.md",
             )
         trajectory = ctx.home / "react-trajectory.jsonl"
+        code = Path(ctx.home) / ".autorl-react"
+        shutil.rmtree(code, ignore_errors=True)
+        shutil.copytree(
+            Path(__file__).resolve().parent,
+            code / "autorl_agent_react",
+            ignore=shutil.ignore_patterns("__pycache__", "agent.py", "plugin.py"),
+        )
         argv = (
             ctx.python,
             "-m",
@@ -63,4 +74,8 @@ class ReactAgent:
             str(trajectory),
             *option_flags(ctx.options),
         )
-        return AgentLaunch(argv=argv, env={"AUTORL_REACT_TRAJECTORY": str(trajectory)})
+        env = {
+            "AUTORL_REACT_TRAJECTORY": str(trajectory),
+            "PYTHONPATH": f"{code}:{Path(ctx.workspace) / 'kit'}",
+        }
+        return AgentLaunch(argv=argv, env=env)

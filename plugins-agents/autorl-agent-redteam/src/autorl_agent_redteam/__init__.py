@@ -1,0 +1,1 @@
+"""The ``redteam`` agent: a security self-test that attacks the harness from inside the sandbox."""
