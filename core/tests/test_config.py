@@ -17,7 +17,7 @@ def test_defaults_are_the_embedded_default_run() -> None:
         "webshop",
         "scripted",
         "smollm2-135m",
-        "local",
+        "isolated",
     )
 
 

@@ -40,7 +40,7 @@ def wait_until(check, timeout: float = 60) -> None:
 
 
 def test_queries_stay_answered_while_a_huge_checkpoint_is_taken_in(tmp_path: Path) -> None:
-    g = LiveGrader(tmp_path)
+    g = LiveGrader(tmp_path, intake_wait_s=0)  # the answer does not wait for the intake
     try:
         write_sparse_checkpoint(g.workspace / "output" / "huge", GiB)
         write_checkpoint(g.workspace / "output" / "small", seed=1)
@@ -75,6 +75,35 @@ def test_wait_still_blocks_until_the_submission_is_final(grader: LiveGrader) -> 
     write_checkpoint(grader.workspace / "output" / "v1", seed=4)
     r = post(grader, "output/v1", wait=True)
     assert r.status_code == 200 and r.json()["status"] == "scored"
+
+
+def test_without_wait_a_small_checkpoint_is_answered_after_its_intake(
+    grader: LiveGrader, tmp_path: Path
+) -> None:
+    grader.release.clear()
+    write_checkpoint(grader.workspace / "output" / "v1", seed=4)
+    assert post(grader, "output/v1").json()["status"] in {"queued", "evaluating"}
+    broken = write_checkpoint(grader.workspace / "output" / "v2", seed=5)
+    (broken / "config.json").unlink()
+    r = post(grader, "output/v2")
+    assert r.status_code == 200
+    assert r.json()["status"] == "failed" and "config.json missing" in r.json()["reason"]
+    grader.release.set()
+
+
+def test_without_wait_a_huge_checkpoint_is_answered_received_after_the_grace(
+    tmp_path: Path,
+) -> None:
+    g = LiveGrader(tmp_path, intake_wait_s=0.3)
+    try:
+        write_sparse_checkpoint(g.workspace / "output" / "huge", GiB)
+        started = time.monotonic()
+        r = post(g, "output/huge")
+        assert r.status_code == 202 and r.json()["status"] == "received"
+        assert 0.3 <= time.monotonic() - started < 1
+        assert g.service.drain(60)
+    finally:
+        g.close()
 
 
 def test_a_checkpoint_far_larger_than_the_base_model_fails_at_once(tmp_path: Path) -> None:
@@ -124,10 +153,12 @@ def test_same_tensors_under_new_metadata_are_the_base_and_then_a_duplicate(
         _with_metadata(base, out / "v1", {"format": "pt", "trained": "yes, for hours"})
         first = post(g, "output/v1", wait=True).json()
         assert first["status"] == "scored" and first["score"] == 10.0  # the baseline
+        assert first["copy_of_base"] is True
         assert "identical to the base model" in first["reason"]
         _with_metadata(base, out / "v2", {"format": "pt", "epoch": "2"})
         second = post(g, "output/v2", wait=True).json()
         assert second["status"] == "duplicate" and second["duplicate_of"] == 1
+        assert second["copy_of_base"] is True  # as its original
         shards = out / "v3"
         shards.mkdir()
         (shards / "config.json").write_text(json.dumps({"model_type": "qwen2"}))
@@ -160,7 +191,7 @@ def test_no_submission_once_the_agent_has_stopped(grader: LiveGrader) -> None:
 
 
 def test_finalize_fails_everything_not_final_and_drops_late_results(tmp_path: Path) -> None:
-    g = LiveGrader(tmp_path)
+    g = LiveGrader(tmp_path, intake_wait_s=0)
     try:
         g.release.clear()  # submission 1 stays evaluating, 2 queued, 3 in intake
         write_checkpoint(g.workspace / "output" / "v1", seed=1)

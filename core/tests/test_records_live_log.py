@@ -31,7 +31,7 @@ def test_records_fold_a_real_grading_log(grader: Grader, tmp_path: Path) -> None
 
     grader.release.clear()  # v1 is still being evaluated when its duplicate arrives
     submit(grader, "output/v1", wait=False)
-    assert submit(grader, "output/v1-again", wait=False)["status"] == "duplicate"
+    assert submit(grader, "output/v1-again", wait=True)["status"] == "duplicate"  # final at intake
     grader.release.set()
     assert submit(grader, "output/bad", wait=True)["status"] == "failed"
     assert submit(grader, "output/v2", wait=True)["status"] == "scored"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import itertools
 import json
 import os
 import stat
@@ -155,6 +156,16 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+def _entries(directory: Path, source: Path, limit: int) -> list[os.DirEntry[str]]:
+    """At most ``limit`` entries of ``directory``: a huge directory is never listed whole."""
+    try:
+        with os.scandir(directory) as entries:
+            return list(itertools.islice(entries, limit))
+    except OSError as exc:
+        where = _short(str(directory.relative_to(source)))
+        raise CheckpointError(f"cannot list {where} in the checkpoint: {exc.strerror}") from None
+
+
 def _walk(source: Path) -> list[Path]:
     """Every entry under ``source`` that is not a directory (links to directories are not
     entered), refusing trees too large or too deep to be one model directory."""
@@ -163,30 +174,22 @@ def _walk(source: Path) -> list[Path]:
     seen = 0
     while stack:
         directory, depth = stack.pop()
-        try:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    seen += 1
-                    if seen > MAX_FILES:
-                        raise CheckpointError(
-                            f"checkpoint holds more than {MAX_FILES} files and directories: "
-                            "submit one model directory (config, weights, tokenizer), "
-                            "not a whole training output tree"
-                        )
-                    if not entry.is_dir(follow_symlinks=False):
-                        found.append(Path(entry.path))
-                    elif depth + 1 > MAX_DEPTH:
-                        raise CheckpointError(
-                            f"checkpoint nests directories more than {MAX_DEPTH} levels deep: "
-                            "submit one model directory written by save_pretrained"
-                        )
-                    else:
-                        stack.append((Path(entry.path), depth + 1))
-        except OSError as exc:
-            where = _short(str(directory.relative_to(source)))
-            raise CheckpointError(f"cannot list {where} in the checkpoint: {exc.strerror}") from (
-                None
-            )
+        for entry in _entries(directory, source, MAX_FILES + 1 - seen):
+            seen += 1
+            if seen > MAX_FILES:
+                raise CheckpointError(
+                    f"checkpoint holds more than {MAX_FILES} files and directories: submit one "
+                    "model directory (config, weights, tokenizer), not a whole training tree"
+                )
+            if not entry.is_dir(follow_symlinks=False):
+                found.append(Path(entry.path))
+            elif depth + 1 > MAX_DEPTH:
+                raise CheckpointError(
+                    f"checkpoint nests directories more than {MAX_DEPTH} levels deep: "
+                    "submit one model directory written by save_pretrained"
+                )
+            else:
+                stack.append((Path(entry.path), depth + 1))
     return sorted(found)
 
 

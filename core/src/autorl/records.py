@@ -193,6 +193,7 @@ def load_run(run_dir: Path | str) -> RunRecord:
     baseline = _load_baseline(run_dir / "baseline.json", problems)
     submissions = _load_submissions(run_dir / "submissions.jsonl", problems)
     run = _load_run_info(run_dir / "run.json", problems)
+    problems += trust_problems(manifest, run)
     return RunRecord(
         run_dir=run_dir,
         manifest=manifest,
@@ -201,6 +202,35 @@ def load_run(run_dir: Path | str) -> RunRecord:
         run=run,
         problems=tuple(problems),
     )
+
+
+def sandbox_of(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's sandbox record; runs from before sandboxes were recorded ran ``local``."""
+    info = manifest.get("sandbox")
+    if isinstance(info, dict):
+        return info
+    cfg = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    return {"name": cfg.get("sandbox", "local"), "isolated": False}
+
+
+def trust_problems(manifest: dict[str, Any], run: RunInfo | None) -> list[str]:
+    """Why this run's score may not be comparable: no boundary, a modified base model."""
+    found = []
+    sandbox = sandbox_of(manifest)
+    if not sandbox.get("isolated"):
+        found.append(
+            f"sandbox {sandbox.get('name')!r} is not a boundary (development only): the agent "
+            "could read and write the harness's files; this score is not comparable"
+        )
+    integrity = (run.fields.get("integrity") if run is not None else None) or {}
+    if isinstance(integrity, dict) and integrity.get("base_model_modified"):
+        found.append("the base model was modified during the run: this score is not comparable")
+    return found
+
+
+def comparable(record: RunRecord) -> bool:
+    """True when the run was sandboxed and its integrity checks passed."""
+    return not trust_problems(record.manifest, record.run)
 
 
 def _read_json_object(path: Path) -> dict[str, Any] | str:
@@ -481,6 +511,10 @@ def summary(record: RunRecord) -> dict[str, Any]:
         "error": run.error if run is not None else None,
         "versions": dict(record.manifest.get("versions") or {}),
         "hashes": dict(record.manifest.get("hashes") or {}),
+        "sandbox": sandbox_of(record.manifest),
+        "comparable": comparable(record),
+        "integrity": (run.fields.get("integrity") if run is not None else None) or {},
+        "resumed": (run.fields.get("resumed") if run is not None else None),
         "problems": list(record.problems),
     }
 

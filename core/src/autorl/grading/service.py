@@ -54,6 +54,8 @@ class Submission:
     duplicate_of: int | None = None
     copy_of_base: bool = False
     done: threading.Event = field(default_factory=threading.Event, repr=False)
+    taken_in: threading.Event = field(default_factory=threading.Event, repr=False)
+    """Set once the intake is over (queued, or already final)."""
 
 
 EvaluateFn = Callable[[int, Path, CheckpointInfo], tuple[float, dict[str, Any]]]
@@ -80,6 +82,7 @@ class GradingService:
         keep_checkpoints: bool = False,
         max_checkpoint_bytes: int | None = None,
         base_model_bytes: int | None = None,
+        intake_wait_s: float = 2.0,
     ) -> None:
         self.workspace = workspace
         self.output_dir = workspace / "output"
@@ -96,6 +99,7 @@ class GradingService:
         self.keep_checkpoints = keep_checkpoints
         self.max_checkpoint_bytes = max_checkpoint_bytes
         self.base_model_bytes = base_model_bytes
+        self.intake_wait_s = intake_wait_s
         self._lock = threading.RLock()
         self._submit_lock = threading.Lock()  # one submission at a time; queries never wait on it
         self._closed: str | None = None
@@ -125,9 +129,11 @@ class GradingService:
 
     def view(self, sub: Submission) -> dict[str, Any]:
         best = self.best_score()
+        copy_of_base = sub.copy_of_base
         if sub.duplicate_of is not None:  # the original may have been scored since
             original = self._subs[sub.duplicate_of]
             sub.score = original.score
+            copy_of_base = original.copy_of_base
         return {
             "submission_id": sub.submission_id,
             "status": sub.status,
@@ -138,6 +144,7 @@ class GradingService:
             "best_score": best,
             "reason": sub.reason,
             "duplicate_of": sub.duplicate_of,
+            "copy_of_base": copy_of_base,
             "weight_hash": sub.weight_hash,
         }
 
@@ -168,6 +175,8 @@ class GradingService:
         }
         self.log.append(entry)
         sub.status = status
+        if status != "received":
+            sub.taken_in.set()
         self._notify(
             SubmissionEvent(
                 run_id=self.run_id,
@@ -206,8 +215,13 @@ class GradingService:
         return source
 
     def submit(self, model_path: str, wait: bool = False, timeout: float | None = None) -> dict:
-        """Receive a submission and hand it to the intake thread; the answer says ``received``
-        (or, with ``wait``, the final status once there is one within ``timeout``)."""
+        """Receive a submission and hand it to the intake thread.
+
+        With ``wait``, answer once it is final (or ``timeout`` passes). Without, answer once the
+        intake is over or after ``intake_wait_s``, whichever comes first: a small checkpoint is
+        answered ``queued`` or with its refusal, a huge one ``received``. No lock is held while
+        waiting, so queries are answered meanwhile.
+        """
         with self._submit_lock:
             source = self._admit(model_path)
             sid = len(self._subs) + 1
@@ -221,8 +235,11 @@ class GradingService:
                 result = self.view(sub)
         if wait:
             sub.done.wait(timeout)
-            return self.view(sub)
-        return result
+        elif self.intake_wait_s > 0:
+            sub.taken_in.wait(self.intake_wait_s)
+        else:
+            return result
+        return self.view(sub)
 
     def _intake_loop(self) -> None:
         """Copy, validate, hash and deduplicate each received submission, in order."""
@@ -234,6 +251,7 @@ class GradingService:
             try:
                 self._intake(sub, source)
             except Exception as exc:  # a bug must not stop the intake of later submissions
+                shutil.rmtree(self.storage / str(sub.submission_id), ignore_errors=True)
                 with self._lock:
                     if sub.status not in FINAL:
                         self._fail(sub, f"intake failed: {type(exc).__name__}")
@@ -346,6 +364,10 @@ class GradingService:
             sub, dest, info = item
             try:
                 self._evaluate_one(sub, dest, info)
+            except Exception as exc:  # a bug must not stop the evaluation of later submissions
+                with self._lock:
+                    if sub.status not in FINAL:
+                        self._fail(sub, f"evaluation failed: {type(exc).__name__}")
             finally:
                 if not self.keep_checkpoints:
                     shutil.rmtree(dest, ignore_errors=True)
@@ -358,6 +380,7 @@ class GradingService:
             self._record(sub, "evaluating")
         try:
             score, extra = self._evaluate(sub.submission_id, dest, info)
+            score = float(score)
         except Exception as exc:
             with self._lock:
                 if sub.status not in FINAL:
@@ -366,7 +389,7 @@ class GradingService:
         with self._lock:
             if sub.status in FINAL:  # finalized while evaluating: the late score is dropped
                 return
-            sub.score = float(score)
+            sub.score = score
             self._record(
                 sub,
                 "scored",

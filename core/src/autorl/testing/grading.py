@@ -44,6 +44,7 @@ class LiveGrader:
         max_checkpoint_bytes: int | None = None,
         base_model_bytes: int | None = None,
         max_body_bytes: int | None = None,
+        intake_wait_s: float = 2.0,
     ) -> None:
         from autorl.grading.app import create_app
         from autorl.grading.server import GradingServer
@@ -69,6 +70,7 @@ class LiveGrader:
             evaluate=self._evaluate,
             max_checkpoint_bytes=max_checkpoint_bytes,
             base_model_bytes=base_model_bytes,
+            intake_wait_s=intake_wait_s,
         )
         self.token = "secret-token"
         limits = {} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}

@@ -45,9 +45,7 @@ def _is_int(value: Any) -> bool:
 def _check(key: str, value: Any) -> Any:
     kind = attacks.SETTINGS[key][0]
     if kind in ("paths", "names", "secrets"):
-        if not isinstance(value, list | tuple) or not all(
-            isinstance(v, str) and v for v in value
-        ):
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v for v in value):
             raise _fail(key, value, "a list of non-empty strings")
         value = list(value)
         if kind == "paths" and not all(os.path.isabs(v) for v in value):
@@ -82,8 +80,11 @@ def _check(key: str, value: Any) -> Any:
             raise _fail(key, value, f"an integer >= {lowest}")
         return value
     positive = key == "attack_timeout"
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or (
-        positive and value == 0
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or value < 0
+        or (positive and value == 0)
     ):
         raise _fail(key, value, "a positive number" if positive else "a number >= 0")
     return value

@@ -374,12 +374,15 @@ class Api:
         if not url:
             self.problem = "AUTORL_GRADER_URL is not set"
             return
-        parts = urlsplit(url)
-        host = loopback_host(parts.hostname)
+        try:
+            parts = urlsplit(url)
+            host, port = loopback_host(parts.hostname), parts.port or 80
+        except ValueError:
+            host, port, parts = None, 0, urlsplit("")
         if parts.scheme != "http" or host is None:
             self.problem = f"grader URL {url!r} is not http on loopback: not contacted"
             return
-        self.host, self.port = host, parts.port or 80
+        self.host, self.port = host, port
         self.prefix = parts.path.rstrip("/")
 
     def request(
@@ -459,7 +462,9 @@ class Run:
             return value
         return self.scrub(short(value, 200))
 
-    def record(self, name: str, result: Result, seconds: float) -> dict[str, Any]:
+    def record(
+        self, name: str, result: Result, seconds: float, quiet: bool = False
+    ) -> dict[str, Any]:
         entry = {
             "attack": name,
             "outcome": result.outcome if result.outcome in OUTCOMES else "error",
@@ -470,7 +475,8 @@ class Run:
         with self.lock:
             self.results = [r for r in self.results if r["attack"] != name] + [entry]
             self.save()
-        print(f"[redteam] {name}: {entry['outcome']} - {entry['detail']}", flush=True)
+        if not quiet:
+            print(f"[redteam] {name}: {entry['outcome']} - {entry['detail']}", flush=True)
         return entry
 
     def save(self) -> None:
@@ -906,7 +912,8 @@ def read_env_secrets(run: Run, dl: Deadline) -> Result:
     )
     if found or keyish:
         return succeeded(
-            f"secrets #{found} in the environment; key-like variables: {keyish}",
+            f"secrets {['#' + str(n) for n in found]} in the environment; key-like "
+            f"variables: {keyish}",
             secrets=found,
             variables=keyish,
         )
@@ -1000,7 +1007,7 @@ def read_file_secrets(run: Run, dl: Deadline) -> Result:
         (run.workspace, 6),
     ]
     for root, depth in roots:
-        if root.is_dir():
+        if root.is_dir() and not hits:  # one place is proof enough; spare the rest
             hits += _grep_tree(run, root, dl, budget, depth)
     with contextlib.suppress(OSError):
         for name in os.listdir(run.run_dir):
@@ -1622,11 +1629,14 @@ def api_huge_body(run: Run, dl: Deadline) -> Result:
         conn.endheaders()
         try:
             conn.send(head)
-            while sent < pad:
-                piece = chunk[: pad - sent]
+            pad_sent = 0
+            while pad_sent < pad:
+                piece = chunk[: pad - pad_sent]
                 conn.send(piece)
-                sent += len(piece)
+                pad_sent += len(piece)
+                sent = len(head) + pad_sent
             conn.send(tail)
+            sent += len(head) + len(tail)
         except OSError as exc:
             send_error = errno_name(exc)
         try:
@@ -1639,13 +1649,13 @@ def api_huge_body(run: Run, dl: Deadline) -> Result:
     finally:
         conn.close()
     facts = (
-        f"sent {sent + len(head)} of {len(head) + pad + len(tail)} B in "
-        f"{time.monotonic() - started:.1f} s; HTTP {status}; response {size} B"
+        f"sent {sent} of {len(head) + pad + len(tail)} B in "
+        f"{time.monotonic() - started:.2f} s; HTTP {status}; response {size} B"
         f"{'; the padding was ECHOED' if echoed else ''}"
         f"{'; ' + send_error if send_error else ''}"
     )
     data = {"status": status, "response_bytes": size, "echoed": echoed, "sent": sent}
-    if status is not None and status != 413 and not send_error and sent >= pad:
+    if status is not None and status != 413 and not send_error and sent >= total:
         return succeeded(facts, **data)
     if echoed:
         return succeeded(facts, **data)
@@ -2116,6 +2126,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"not reached: the script was ended before this step (hold_seconds={hold:g})"
                 ),
                 0.0,
+                quiet=True,
             )
         if hold > 0:
             print(f"[redteam] holding for {hold:g} s", flush=True)

@@ -25,6 +25,7 @@ def render_markdown(record: RunRecord, data: dict[str, Any], plot_name: str) -> 
     """The whole report as Markdown; ``data`` is the run's ``summary.json`` content."""
     parts = [
         f"# autorl run `{data['run_id']}`\n",
+        _not_comparable(data),
         _header(data),
         _scripted_note(data),
         _result(data),
@@ -37,6 +38,25 @@ def render_markdown(record: RunRecord, data: dict[str, Any], plot_name: str) -> 
         _problems(data["problems"]),
     ]
     return "\n".join(p for p in parts if p)
+
+
+def _not_comparable(d: dict[str, Any]) -> str:
+    """A loud first line when the score cannot be compared with others."""
+    if d.get("comparable", True):
+        return ""
+    reasons = [p for p in d.get("problems", []) if "not comparable" in p]
+    lines = ["> **NOT COMPARABLE.** " + (reasons[0] if reasons else "see Problems below")]
+    lines += [f"> {r}" for r in reasons[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def _sandbox(d: dict[str, Any]) -> str:
+    box = d.get("sandbox") or {}
+    if not box:
+        return "?"
+    mode = box.get("mode")
+    text = str(box.get("name", "?")) + (f" ({mode})" if mode else "")
+    return text if box.get("isolated") else text + " **not isolated**"
 
 
 def _header(d: dict[str, Any]) -> str:
@@ -54,6 +74,7 @@ def _header(d: dict[str, Any]) -> str:
         ("model", d.get("model") or "?"),
         ("seed", d.get("seed")),
         ("budget", _budget(budget)),
+        ("sandbox", _sandbox(d)),
         ("status", d.get("status")),
         ("created", d.get("created")),
         ("versions", ", ".join(f"{k} {v}" for k, v in (d.get("versions") or {}).items())),
