@@ -116,7 +116,8 @@ def test_cli_agent_real_run(
     agent: str, installed_clis: dict[str, float], strace_ok: bool, tmp_path: Path
 ) -> None:
     script = write_script(tmp_path, agent)
-    trace = tmp_path / "connect.trace"
+    # in the agent's HOME: the only host directory besides the workspace the sandbox shows it
+    trace = tmp_path / "runs" / "run" / "home" / "connect.trace"
     argv = [
         AUTORL,
         "run",

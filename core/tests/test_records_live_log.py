@@ -39,7 +39,14 @@ def test_records_fold_a_real_grading_log(grader: Grader, tmp_path: Path) -> None
 
     # the grader's root is tmp_path: complete it into a run directory like the engine does
     (tmp_path / "manifest.json").write_text(
-        json.dumps({"run_id": "live", "config": {"task": "t"}, "hashes": {"base_model": "x"}})
+        json.dumps(
+            {
+                "run_id": "live",
+                "config": {"task": "t"},
+                "hashes": {"base_model": "x"},
+                "sandbox": {"name": "isolated", "isolated": True},
+            }
+        )
     )
     (tmp_path / "baseline.json").write_text(json.dumps({"score": 10.0, "n": 1}))
     record = load_run(tmp_path)

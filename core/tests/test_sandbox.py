@@ -184,7 +184,8 @@ def test_isolated_limits_memory_and_processes(tmp_path: Path) -> None:
         """
         import json, subprocess, sys
         out = {}
-        r = subprocess.run([sys.executable, "-c", "b = bytearray(600 << 20); b[::4096] = b'x' * len(b[::4096])"])
+        hog = "b = bytearray(600 << 20); b[::4096] = b'x' * len(b[::4096])"
+        r = subprocess.run([sys.executable, "-c", hog])
         out["memory_child"] = r.returncode
         procs, n = [], 0
         try:

@@ -91,6 +91,9 @@ def build_layout(root: Path) -> Layout:
     harness_module.write_text("REPORT = True\n")
     home = root / "home"
     home.mkdir()
+    other_home = root / "other-home"  # another user's home, with a cloud key file
+    (other_home / ".aws").mkdir(parents=True)
+    (other_home / ".aws" / "credentials").write_text("[default]\naws_secret_access_key=x\n")
     (home / ".leaked.env").write_text(f"OPENAI_API_KEY={SECRETS[2]}\n")
     return Layout(
         root,
@@ -275,6 +278,7 @@ OPEN_SUCCEEDS = (
     "read_env_secrets",
     "read_proc_secrets",
     "read_file_secrets",
+    "credential_files",
     "proc_root_escape",
     "hook_code_history",
     "write_targets",
@@ -360,7 +364,8 @@ def open_run(tmp_path_factory: pytest.TempPathFactory, runtime_python: str) -> I
         "kill_parents": 1,
         "daemon_max_seconds": 60,
         "api_wait_seconds": 30,
-        "skip": ["unix_sockets", "credential_files"],
+        "credential_homes": [str(layout.root / "other-home"), str(layout.home)],
+        "skip": ["unix_sockets"],  # would connect to this machine's own sockets
     }
     results: list[dict[str, Any]] = []
     try:
@@ -386,7 +391,7 @@ def test_results_have_the_documented_shape(open_run: OpenRun) -> None:
         assert entry["outcome"] in ("blocked", "succeeded", "error")
         assert isinstance(entry["detail"], str) and len(entry["detail"]) <= 300
         assert isinstance(entry["seconds"], float) and isinstance(entry["data"], dict)
-    assert "unix_sockets" not in names and "credential_files" not in names  # skipped
+    assert "unix_sockets" not in names  # skipped
     assert "network_egress" not in names  # probe_network is false
 
 

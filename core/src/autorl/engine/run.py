@@ -357,6 +357,7 @@ class Run:
         history = CodeHistory(self.run_dir / "code-history.git", self.workspace / "code")
         clock = BudgetClock(cfg.budget.wall_seconds)
         token = secrets.token_urlsafe(32)
+        base_bytes = apparent_size(self.model_info.path)
         self.state_dir = self.run_dir / "sandbox"
         self.state_dir.mkdir(mode=0o755)
 
@@ -380,7 +381,8 @@ class Run:
             notify=notify,
             run_id=self.run_id,
             keep_checkpoints=cfg.keep_checkpoints,
-            max_checkpoint_bytes=checkpoint_size_limit(apparent_size(self.model_info.path)),
+            max_checkpoint_bytes=checkpoint_size_limit(base_bytes),
+            base_model_bytes=base_bytes,
         )
         server = GradingServer(
             create_app(service, token), unix_socket=self.state_dir / "grader.sock"

@@ -97,8 +97,9 @@ Base URL in `$AUTORL_GRADER_URL` (now {grader_url}); send `Authorization: Bearer
 - `POST /submit` with JSON `{{"model_path": "output/v1", "wait": true}}`: evaluate a checkpoint.
   A checkpoint is a full model directory (`model.save_pretrained` + `tokenizer.save_pretrained`)
   or a PEFT LoRA adapter directory (merged onto the base model by the grader).
-- `GET /submissions`, `GET /submissions/{{id}}`: status (`queued`, `evaluating`, `scored`,
-  `failed`, `duplicate`), score, baseline score, improvement, reason.
+- `GET /submissions`, `GET /submissions/{{id}}`: status (`received`: being copied and checked,
+  `queued`, `evaluating`, `scored`, `failed`, `duplicate`), score, baseline score, improvement,
+  reason. A checkpoint far larger than the base model is refused unread.
 - `GET /budget`: time left, submissions used, warnings.
 - `GET /health`; the schema at `/openapi.json`.
 

@@ -395,9 +395,7 @@ class SandboxConformance(PluginConformance):
             "except OSError:\n"
             "    print('host_port=refused')\n"
         )
-        request = self._request(
-            tmp_path, code, forwards=(Forward("svc", port, sock_path),)
-        )
+        request = self._request(tmp_path, code, forwards=(Forward("svc", port, sock_path),))
         proc = self.create().start(request)
         try:
             assert proc.wait(60) == 0, self._log(tmp_path)
