@@ -166,7 +166,7 @@ def test_settings_loader_is_lenient(tmp_path: Path) -> None:
     assert cfg["secrets"] == [] and cfg["host_ports"] == [1]
     assert any("wrong type" in w for w in warnings) and any("unknown" in w for w in warnings)
     cfg, warnings = attacks.load_settings(None)
-    assert cfg["walk_roots"] == ["/"] and not warnings
+    assert cfg["walk_roots"] == ["/"] and cfg["kill_parents"] == -1 and not warnings
 
 
 @pytest.mark.parametrize(

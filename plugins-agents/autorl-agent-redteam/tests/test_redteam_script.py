@@ -403,6 +403,8 @@ def test_without_a_sandbox_the_attacks_succeed(open_run: OpenRun) -> None:
     }
     assert not failed, f"{failed}\n{open_run.proc.stdout[-3000:]}\n{open_run.proc.stderr[-3000:]}"
     assert open_run.outcomes["markers_check"] == "blocked"  # nothing executed the hook yet
+    found = [i["item"] for i in _entry(open_run, "credential_files")["data"]["items"]]
+    assert found == [str(open_run.layout.root / "other-home" / ".aws" / "credentials")]
 
 
 def _entry(run: OpenRun, name: str) -> dict[str, Any] | None:
@@ -515,10 +517,14 @@ def test_the_script_survives_bad_settings_and_no_grader(tmp_path: Path) -> None:
             argv, cwd=layout.workspace, env=env, capture_output=True, text=True, timeout=60
         )
 
-    # unreadable settings fall back to the defaults (run in-process: the defaults kill parents)
+    # unreadable settings: the defaults, but no ancestor is killed and the daemon ends
     (directory / "broken.json").write_text('{"only": ["forge_sub')
     cfg, warnings = attacks.load_settings(str(directory / "broken.json"))
-    assert cfg["only"] == [] and cfg["kill_parents"] == -1 and "cannot read" in warnings[0]
+    assert cfg["only"] == [] and cfg["kill_parents"] == 0 and "cannot read" in warnings[0]
+    bare = subprocess.run(
+        argv[:2], cwd=layout.workspace, env=env, capture_output=True, text=True, timeout=30
+    )
+    assert bare.returncode == 2 and "--targets" in bare.stderr  # never runs by accident
     settings = {
         "secrets": 5,
         "bogus": 1,

@@ -91,7 +91,13 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
     help="Keep copies of submitted checkpoints.",
 )
 @click.option("--quiet", is_flag=True, help="Print only the final summary.")
-def run(config_path: Path | None, quiet: bool, **flags: Any) -> None:
+@click.option(
+    "--resume",
+    "resume_dir",
+    type=click.Path(path_type=Path),
+    help="Finish RUN_DIR, a run whose harness stopped: grade what the agent submitted, report.",
+)
+def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags: Any) -> None:
     """Run an agent on a task: baseline, agent phase under budget, grading, report.
 
     With no options: the embedded default (task webshop on its offline catalogue, agent
@@ -99,6 +105,19 @@ def run(config_path: Path | None, quiet: bool, **flags: Any) -> None:
     """
     from autorl.config import load_configs
 
+    if resume_dir is not None:
+        given = sorted(k for k, v in flags.items() if v not in (None, (), False))
+        if config_path is not None or given:
+            from autorl.errors import ConfigError
+
+            raise ConfigError(
+                "--resume takes no other run options: the run's manifest holds its config",
+                hint=f"drop {', '.join('--' + k.replace('_', '-') for k in given) or '--config'}",
+            )
+        from autorl.engine.run import resume
+
+        _report(resume(resume_dir, quiet=quiet))
+        return
     overrides: dict[str, Any] = {}
     budget: dict[str, Any] = {}
     raw_budget = flags.pop("budget")

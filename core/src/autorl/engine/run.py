@@ -172,6 +172,7 @@ class Run:
             "train": file_hash(list(self.prepared.train_files)),
             "eval": file_hash([self.prepared.eval_path]),
             "base_model": self.base_hash,
+            "base_model_files": self.base_tree_hash,
         }
 
     def _write_manifest(self) -> None:
@@ -644,10 +645,10 @@ class Run:
     def _finish(self, console: RunConsole, events: EventLog) -> None:
         """Integrity check, reports, observers: never lose what was recorded."""
         base = getattr(self, "model_info", None)
-        if base is not None and getattr(self, "base_hash", None):
-            current = hash_weights(base.path)
-            if current != self.base_hash:
-                events.warning("base_model_modified", expected=self.base_hash, found=current)
+        if base is not None and getattr(self, "base_tree_hash", None):
+            current = hash_tree(base.path)  # every file: weights, config, tokenizer
+            if current != self.base_tree_hash:
+                events.warning("base_model_modified", expected=self.base_tree_hash, found=current)
                 console.print("[red]the base model in the cache was modified during the run[/]")
                 run_json = self.run_dir / "run.json"
                 data = json.loads(run_json.read_text())
@@ -679,3 +680,10 @@ class Run:
 
 def run(config: RunConfig, registry: Registry | None = None, quiet: bool = False) -> RunOutcome:
     return Run(config, registry=registry, quiet=quiet).execute()
+
+
+def resume(run_dir: Path, registry: Registry | None = None, quiet: bool = False) -> RunOutcome:
+    """Finish a run whose harness died: see :mod:`autorl.engine.resume`."""
+    from autorl.engine.resume import resume_run
+
+    return resume_run(Path(run_dir), registry=registry, quiet=quiet)

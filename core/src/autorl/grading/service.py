@@ -354,6 +354,67 @@ class GradingService:
                 self._fail(sub, reason)
         return [s.submission_id for s in pending]
 
+    # resuming a run whose harness died ------------------------------------------------------
+
+    def restore(self, entries: list[dict[str, Any]]) -> list[int]:
+        """Rebuild the submissions from the log of a run whose harness died, and carry on with
+        those that were not final: ``received`` ones are taken in again from the workspace (the
+        copy may be partial), ``queued``/``evaluating`` ones are evaluated from the harness's own
+        copy. Intake stays closed (the agent is gone). Returns the ids resumed."""
+        latest: dict[int, dict[str, Any]] = {}
+        for entry in entries:
+            sid = entry.get("submission_id")
+            if isinstance(sid, int) and not isinstance(sid, bool):
+                latest.setdefault(sid, {}).update(entry)
+        resumed = []
+        with self._lock:
+            self.close_intake("the run was resumed after its harness stopped")
+            for sid in sorted(latest):
+                fields = latest[sid]
+                sub = Submission(
+                    sid,
+                    str(fields.get("model_path", "")),
+                    float(fields.get("elapsed_s") or 0.0),
+                    status=str(fields.get("status")),
+                    score=fields.get("score"),
+                    reason=fields.get("reason"),
+                    weight_hash=fields.get("weight_hash"),
+                    code_revision=fields.get("code_revision"),
+                    duplicate_of=fields.get("duplicate_of"),
+                    copy_of_base=bool(fields.get("copy_of_base")),
+                )
+                self._subs[sid] = sub
+                if sub.status in FINAL:
+                    sub.done.set()
+                    sub.taken_in.set()
+                    if sub.weight_hash and sub.status != "duplicate":
+                        self._by_hash.setdefault(sub.weight_hash, sid)
+                    continue
+                resumed.append(sid)
+            for sid in resumed:
+                self._resume_one(self._subs[sid])
+        return resumed
+
+    def _resume_one(self, sub: Submission) -> None:
+        dest = self.storage / str(sub.submission_id) / "checkpoint"
+        if sub.status == "received":
+            shutil.rmtree(dest.parent, ignore_errors=True)
+            try:
+                source = confine(self.workspace, self.output_dir, sub.model_path)
+            except CheckpointError as exc:
+                self._fail(sub, str(exc))
+                return
+            self._intake_queue.put((sub, source))
+            return
+        try:
+            info = validate(dest)
+        except (CheckpointError, OSError):
+            self._fail(sub, "the harness stopped before this checkpoint was stored whole")
+            return
+        if sub.weight_hash:
+            self._by_hash.setdefault(sub.weight_hash, sub.submission_id)
+        self._queue.put((sub, dest, info))
+
     # evaluation -------------------------------------------------------------------------------
 
     def _work(self) -> None:

@@ -2070,9 +2070,13 @@ def load_settings(path: str | None) -> tuple[dict[str, Any], list[str]]:
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        return cfg, [f"cannot read {path}: {type(exc).__name__}"]
-    if not isinstance(raw, dict):
-        return cfg, [f"{path}: not a JSON object"]
+        raw, problem = None, f"cannot read {path}: {type(exc).__name__}"
+    else:
+        problem = None if isinstance(raw, dict) else f"{path}: not a JSON object"
+    if problem or not isinstance(raw, dict):
+        # run the attacks all the same, but never kill ancestors or leave a daemon forever
+        cfg.update(kill_parents=0, daemon_max_seconds=600)
+        return cfg, [f"{problem}; defaults used, kill_parents off"]
     for key, value in raw.items():
         if key not in SETTINGS:
             warnings.append(f"unknown setting {key!r} ignored")
@@ -2127,7 +2131,7 @@ def run_attack(run: Run, atk: Attack) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="autorl red-team self-test (not an agent)")
-    parser.add_argument("--targets", help="JSON file of settings (see SETTINGS)")
+    parser.add_argument("--targets", help="JSON file of settings (see SETTINGS); required")
     parser.add_argument("--list", action="store_true", help="print the attacks and exit")
     args = parser.parse_args(argv)
     if args.list:
@@ -2135,6 +2139,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{atk.name}: {atk.doc.splitlines()[0] if atk.doc else ''}")
         print("kill_parents: SIGKILL the ancestors (last)")
         return 0
+    if not args.targets:  # by hand, without a sandbox, the defaults would kill this shell
+        parser.error("--targets FILE is required (an empty JSON object uses the defaults)")
     here = Path(__file__).resolve().parent
     workspace = Path(os.path.abspath(os.environ.get("AUTORL_WORKSPACE") or os.getcwd()))
     cfg, warnings = load_settings(args.targets)
@@ -2186,6 +2192,8 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     try:
         code = main()
+    except SystemExit as exc:  # argparse: usage errors and --help
+        code = exc.code if isinstance(exc.code, int) else 0
     except BaseException as exc:  # never crash as a whole
         print(f"[redteam] aborted: {type(exc).__name__}: {short(exc)}", flush=True)
         code = 0

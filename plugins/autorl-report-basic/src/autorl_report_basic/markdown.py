@@ -203,6 +203,8 @@ def _end(d: dict[str, Any]) -> str:
         "interrupted": "the run was interrupted",
         "token_budget": "the agent stopped after its driver token budget was spent",
         "cost_budget": "the agent stopped after its driver cost budget was spent",
+        "disk_limit": "the agent filled more disk than the run's limit allows",
+        "harness_stopped": "the harness stopped mid-run (killed); the agent died with it",
     }
     reason = d.get("end_reason")
     if reason is None:
@@ -214,6 +216,14 @@ def _end(d: dict[str, Any]) -> str:
         if d.get("agent_exit_code") is not None:
             text += f", agent exit code {d['agent_exit_code']}"
         text += "."
+    resumed = d.get("resumed")
+    if isinstance(resumed, dict):
+        graded = resumed.get("evaluated") or []
+        text += (
+            f"\n\nResumed at {resumed.get('at')} with `autorl run --resume`: "
+            + (f"graded submission(s) {', '.join(map(str, graded))}" if graded else "nothing left")
+            + " to grade; earlier scores are the ones recorded before the harness stopped."
+        )
     if d.get("error"):
         text += f"\n\nError: `{_cell(d['error'], limit=500)}`"
     return f"## End\n\n{text}\n"

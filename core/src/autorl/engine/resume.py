@@ -1,0 +1,171 @@
+"""``autorl run --resume RUN_DIR``: finish a run whose harness died (killed, OOM, reboot).
+
+The agent died with the harness (its sandbox's namespaces end with it), so the agent phase is
+over; what the run still owes is the grading of what the agent submitted. From the run's own
+records: the manifest gives the config, ``submissions.jsonl`` every submission's last status.
+Final ones keep their recorded scores (never re-evaluated); ``queued`` and ``evaluating`` ones
+are evaluated from the harness's copy; ``received`` ones (their copy may be partial) are taken
+in again from the workspace. Then the reports, and the results store, as a run ending
+normally would. The task's eval split and the base model must hash as they did: a resumed run
+is graded on exactly the data and model of the original.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from autorl.config import RunConfig
+from autorl.engine.budget import BudgetClock
+from autorl.engine.console import RunConsole
+from autorl.engine.history import CodeHistory
+from autorl.engine.records_io import EventLog, SubmissionLog, utc_now, write_json
+from autorl.engine.run import Run, RunOutcome
+from autorl.errors import AutorlError, ConfigError
+from autorl.events import SubmissionEvent
+from autorl.records import read_submission_log
+from autorl.registry import Registry
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _agent_seconds(events_path: Path) -> float | None:
+    """Time from the agent's launch to the last event before the harness died."""
+    from datetime import datetime
+
+    launched = last = None
+    try:
+        lines = events_path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            event = json.loads(line)
+            stamp = datetime.fromisoformat(str(event["timestamp"]).replace("Z", "+00:00"))
+        except (ValueError, KeyError, TypeError):
+            continue
+        if event.get("event") == "agent_launch":
+            launched = stamp
+        if launched is not None:
+            last = stamp
+    if launched is None or last is None:
+        return None
+    return round((last - launched).total_seconds(), 2)
+
+
+def resume_run(run_dir: Path, registry: Registry | None = None, quiet: bool = False) -> RunOutcome:
+    run_dir = run_dir.resolve()
+    manifest = _read(run_dir / "manifest.json")
+    if manifest is None or not isinstance(manifest.get("config"), dict):
+        raise ConfigError(
+            f"{run_dir} is not a run that can be resumed: manifest.json is missing or unreadable",
+            hint="pass the directory of a run whose harness stopped, e.g. runs/<run_id>",
+        )
+    previous = _read(run_dir / "run.json")
+    if previous is not None and previous.get("status") == "completed":
+        raise ConfigError(
+            f"run {run_dir.name} already completed: nothing to resume",
+            hint=f"re-render its report with `autorl report {run_dir}`",
+        )
+    config = RunConfig.model_validate(
+        {**manifest["config"], "run_id": run_dir.name, "runs_dir": run_dir.parent}
+    )
+    engine = Run(config, registry=registry, quiet=quiet)
+    with RunConsole(quiet=quiet) as console:
+        return _finish_agentless(engine, manifest, previous, console)
+
+
+def _finish_agentless(
+    engine: Run, manifest: dict[str, Any], previous: dict[str, Any] | None, console: RunConsole
+) -> RunOutcome:
+    run_dir = engine.run_dir
+    engine._resolve()
+    events = EventLog(run_dir / "events.jsonl")
+    run_info: dict[str, Any] = {
+        "status": "failed",
+        "started": (previous or {}).get("started") or manifest.get("created"),
+        "end_reason": "harness_stopped",
+        "agent_exit_code": None,
+        "agent_seconds": _agent_seconds(run_dir / "events.jsonl"),
+        "budget_seconds": engine.config.budget.wall_seconds,
+    }
+    outcome: RunOutcome | None = None
+    try:
+        events.warning("run_resumed", previous_status=(previous or {}).get("status"))
+        console.print(f"resuming run [bold]{engine.run_id}[/]: the agent phase is over")
+        engine._prepare(console)
+        recorded = manifest.get("hashes") or {}
+        changed = [k for k in ("eval", "base_model") if recorded.get(k) != engine.hashes.get(k)]
+        if changed:
+            raise ConfigError(
+                f"cannot resume {engine.run_id}: the {' and '.join(changed)} no longer hash(es) "
+                "as recorded in the manifest, so its scores would not be comparable",
+                hint="restore the task data / base model of the original run",
+            )
+        baseline = _read(run_dir / "baseline.json") or engine._baseline(console)
+        outcome, resumed = _grade_pending(engine, events, console, float(baseline["score"]))
+        run_info.update(
+            status="completed",
+            resumed={"at": utc_now(), "evaluated": resumed},
+        )
+    except AutorlError as exc:
+        run_info["error"] = str(exc)
+        events.warning("run_failed", error=str(exc))
+        raise
+    finally:
+        run_info["ended"] = utc_now()
+        write_json(run_dir / "run.json", run_info)
+        engine._finish(console, events)
+    return outcome
+
+
+def _grade_pending(
+    engine: Run, events: EventLog, console: RunConsole, baseline_score: float
+) -> tuple[RunOutcome, list[int]]:
+    from autorl.checkpoints import apparent_size, checkpoint_size_limit
+    from autorl.grading.service import GradingService
+
+    run_dir = engine.run_dir
+    history = CodeHistory(run_dir / "code-history.git", engine.workspace / "code")
+
+    def notify(event: SubmissionEvent) -> None:
+        events.info("submission", **dict(event.record))
+        engine.registry.on_submission(event)
+        score = "" if event.score is None else f" score {event.score:.2f}"
+        console.print(f"submission {event.submission_id}: {event.status}{score}")
+
+    base_bytes = apparent_size(engine.model_info.path)
+    service = GradingService(
+        workspace=engine.workspace,
+        storage=run_dir / "submissions",
+        log=SubmissionLog(run_dir / "submissions.jsonl"),
+        clock=BudgetClock(engine.config.budget.wall_seconds),
+        max_submissions=engine.config.budget.max_submissions,
+        baseline_score=baseline_score,
+        base_weight_hash=engine.base_hash,
+        evaluate=lambda sid, ckpt, info: engine._evaluate_submission(sid, ckpt, info, console),
+        notify=notify,
+        run_id=engine.run_id,
+        keep_checkpoints=engine.config.keep_checkpoints,
+        max_checkpoint_bytes=checkpoint_size_limit(base_bytes),
+        base_model_bytes=base_bytes,
+    )
+    try:
+        resumed = service.restore(read_submission_log(run_dir / "submissions.jsonl"))
+        console.print(
+            f"{len(resumed)} submission(s) to grade: {resumed}" if resumed else "nothing to grade"
+        )
+        service.drain()
+        service.finalize("the resumed run ended before this submission's evaluation finished")
+    finally:
+        service.close()
+    history.snapshot("resumed")
+    best = service.best_score()
+    return RunOutcome(engine.run_id, run_dir, baseline_score, best, "harness_stopped"), resumed
