@@ -430,7 +430,7 @@ class IsolatedSandbox:
             argv += ["--ro-bind", str(real), str(real)]
             if path != real and not path.is_relative_to(request.workspace):
                 argv += ["--symlink", str(real), str(path)]
-        for path in _base_site_packages(hidden):
+        for path in hidden_below(hidden | {Path(d) for d in SYSTEM_DIRS}):
             argv += ["--tmpfs", str(path)]
         argv += ["--bind", str(request.workspace), str(request.workspace)]
         argv += ["--bind", str(request.home), str(request.home)]
@@ -463,12 +463,15 @@ def _ancestors(paths: list[Path]) -> list[str]:
     return sorted(found, key=lambda p: (p.count("/"), p))
 
 
-def _base_site_packages(mounted: set[Path]) -> list[Path]:
-    """The base interpreter's site-packages, hidden when its prefix is mounted."""
-    from autorl.sandbox.runtime import base_site_packages
+def hidden_below(mounted: set[Path]) -> list[Path]:
+    """The harness's code and site directories (and the base interpreter's site-packages) that
+    lie under a mounted directory: each gets an empty tmpfs on top."""
+    from autorl.sandbox.runtime import base_site_packages, harness_code_paths
 
+    mounts = [m.resolve() for m in mounted if m.exists()]
     found = []
-    for path in base_site_packages():
-        if any(path.resolve().is_relative_to(m) for m in mounted):
-            found.append(path.resolve())
-    return found
+    for path in (*base_site_packages(), *harness_code_paths()):
+        real = path.resolve()
+        if any(real == m or real.is_relative_to(m) for m in mounts):
+            found.append(real)
+    return sorted(set(found))

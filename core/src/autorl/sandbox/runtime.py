@@ -204,6 +204,40 @@ def base_site_packages() -> tuple[Path, ...]:
     return tuple(p for p in candidates if p.is_dir())
 
 
+SYSTEM_SITE_GLOBS = (
+    "/usr/lib/python3*/dist-packages",
+    "/usr/lib/python3*/site-packages",
+    "/usr/local/lib/python3*/dist-packages",
+    "/usr/local/lib/python3*/site-packages",
+)
+
+
+def harness_code_paths() -> tuple[Path, ...]:
+    """Where the harness's code and packages live: every site directory of this interpreter,
+    any system Python's, and the source of every ``autorl*`` distribution (editable installs
+    point into a checkout). Sandboxes hide each one that falls under a directory they mount
+    (a system-wide install lands in /usr/local, which the agent's programs need)."""
+    import glob
+    import site
+    import sysconfig
+
+    found = {Path(p) for p in site.getsitepackages()}
+    found.add(Path(site.getusersitepackages()))
+    found.update(Path(sysconfig.get_paths()[k]) for k in ("purelib", "platlib"))
+    found.update(Path(p) for pattern in SYSTEM_SITE_GLOBS for p in glob.glob(pattern))
+    for dist in md.distributions():
+        name = dist.metadata.get("Name") or ""
+        if not _canonical(name).startswith(NEVER):
+            continue
+        for entry in dist.files or []:
+            top = Path(str(dist.locate_file(entry)))
+            if top.suffix == ".pth" and top.is_file():  # editable: the .pth names the source
+                for line in top.read_text(errors="replace").splitlines():
+                    if line.startswith("/") and Path(line).is_dir():
+                        found.add(Path(line))
+    return tuple(sorted(p.resolve() for p in found if p.exists()))
+
+
 def build_runtime(extra: Iterable[str] = (), cache: Path | None = None) -> Runtime:
     """The runtime for the training stack plus ``extra`` distributions, built once per digest."""
     installed = _installed()

@@ -1573,7 +1573,7 @@ def api_symlink_model_path(run: Run, dl: Deadline) -> Result:
     return verdict(items, "symlinked model paths accepted")
 
 
-@attack("api_symlink_in_checkpoint", timeout=180, when=lambda run: bool(run.read_files()))
+@attack("api_symlink_in_checkpoint", timeout=180, when=lambda run: bool(run.cfg["read"]))
 def api_symlink_in_checkpoint(run: Run, dl: Deadline) -> Result:
     """Submit a checkpoint directory whose ``redteam_leak.json`` is a symlink to a ``read``
     target file (``.json`` so the harness copies it with the model files).
@@ -1582,7 +1582,9 @@ def api_symlink_in_checkpoint(run: Run, dl: Deadline) -> Result:
     harness followed it); a reason that echoes the target's first bytes is flagged too."""
     if problem := _needs_api(run):
         return problem
-    target = run.read_files()[0]
+    # a file the agent can read, else a target as the host names it (dangling in a sandbox,
+    # real on the host: exactly what the harness must not follow)
+    target = (run.read_files() or run.cfg["read"])[0]
     ckpt = run.output / "redteam-symlink-ckpt"
     _clean(ckpt)
     run.checkpoint_skeleton(ckpt)

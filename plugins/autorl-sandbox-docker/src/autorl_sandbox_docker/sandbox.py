@@ -48,7 +48,6 @@ from autorl.sandbox.isolated import (
     ETC_ENTRIES,
     SYSTEM_DIRS,
     IsolatedSandbox,
-    _base_site_packages,
     _write_private,
 )
 from autorl.sandbox.logpipe import LogPipe
@@ -70,7 +69,8 @@ LABEL_START = "autorl.harness_start"
 LABEL_BOOT = "autorl.harness_boot"
 LABEL_PIDNS = "autorl.harness_pidns"
 LIFELINE = "life.sock"
-SAMPLE_SECONDS = 0.5
+SAMPLE_SECONDS = 0.25
+"""How often the peak memory is sampled from the container's cgroup (which goes with it)."""
 MAX_LIFELINES = 4
 
 
@@ -511,6 +511,7 @@ class DockerSandbox:
         passwd, group = self._pieces._identity_files(state, request, ids)
         python = self._python()
         limits = request.limits
+        mounts, tmpfs = self._layout(request, passwd, group)
         options: dict[str, Any] = {
             "command": [python, "-I", "-S", str(supervisor), str(settings)],
             "name": f"autorl-{re.sub(r'[^A-Za-z0-9_.-]', '-', request.run_id or 'agent')[:80]}"
@@ -518,7 +519,7 @@ class DockerSandbox:
             "hostname": "autorl",
             "network_mode": "none",
             "read_only": True,
-            "tmpfs": self._tmpfs(limits),
+            "tmpfs": tmpfs,
             "shm_size": self.shm_size or self._memory_share(limits),
             "cap_drop": ["ALL"],
             "cap_add": list(CAPS),
@@ -526,7 +527,7 @@ class DockerSandbox:
             "init": False,
             "user": "0:0",
             "working_dir": str(request.workspace),
-            "mounts": self._mounts(request, passwd, group),
+            "mounts": mounts,
             "environment": {"PATH": BASE_PATH},
             "labels": harness_labels(request.run_id),
             "log_config": LogConfig(type="none"),  # output goes to agent.log only, capped
@@ -614,16 +615,12 @@ class DockerSandbox:
             return int(limits.memory_bytes)
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
 
-    def _tmpfs(self, limits: Limits) -> dict[str, str]:
-        size = self.tmp_size or self._memory_share(limits)
-        mounts = {"/tmp": f"rw,exec,nosuid,nodev,size={size},mode=1777"}
-        base = Path(sys.base_prefix).resolve()
-        for path in _base_site_packages({base}):
-            mounts[str(path)] = "ro,nosuid,nodev,noexec,size=4k,mode=755"
-        return mounts
-
-    def _mounts(self, request: SandboxRequest, passwd: Path, group: Path) -> list[Any]:
-        """Every path at its host path; later entries win (docker sorts them by depth)."""
+    def _layout(
+        self, request: SandboxRequest, passwd: Path, group: Path
+    ) -> tuple[list[Any], dict[str, str]]:
+        """Bind mounts (every path at its host path; a later entry for the same target wins,
+        docker mounts them by depth) and tmpfs mounts: a private /tmp, and an empty read-only
+        one on each harness code or site directory under a read-only mount."""
         found: dict[str, Any] = {}
 
         def add(source: Path | str, target: Path | str | None = None, ro: bool = True) -> None:
@@ -666,7 +663,28 @@ class DockerSandbox:
             sock = Path(forward.socket)
             if not sock.is_relative_to(request.state_dir) and sock.exists():
                 add(sock)
-        return list(found.values())
+        size = self.tmp_size or self._memory_share(request.limits)
+        tmpfs = {"/tmp": f"rw,exec,nosuid,nodev,size={size},mode=1777"}
+        shown = {Path(m["Source"]) for m in found.values() if m["ReadOnly"]}
+        for path in _hidden_below({p for p in shown if p.is_dir()}):
+            tmpfs[str(path)] = "ro,nosuid,nodev,noexec,size=4k,mode=755"
+            found.pop(str(path), None)
+        return list(found.values()), tmpfs
+
+
+def _hidden_below(mounted: set[Path]) -> list[Path]:
+    """What the isolated sandbox hides under its mounts (the harness's code and site
+    directories, the base interpreter's site-packages)."""
+    try:
+        from autorl.sandbox.isolated import hidden_below
+    except ImportError:  # an older core: only the base interpreter's site-packages
+        from autorl.sandbox.runtime import base_site_packages
+
+        mounts = [m.resolve() for m in mounted]
+        return sorted(
+            {p.resolve() for p in base_site_packages() if any(p.resolve().is_relative_to(m) for m in mounts)}
+        )
+    return list(hidden_below(mounted))
 
 
 def _start_error(step: str, exc: Exception) -> ConfigError:
