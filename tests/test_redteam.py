@@ -29,7 +29,7 @@ from autorl.engine.run import Run
 from autorl.sandbox.isolated import bwrap_path
 
 pytest.importorskip("autorl_agent_redteam", reason="needs autorl-agent-redteam")
-from autorl_agent_redteam.agent import outcomes, read_results  # noqa: E402
+from autorl_agent_redteam.agent import outcomes, read_results
 
 MEMORY_GB = 1.5
 PIDS = 400
@@ -173,7 +173,7 @@ def test_every_attack_fails_and_the_run_is_intact(
     seen = outcomes(results)
 
     # every attack was tried, and none succeeded
-    assert MUST_RUN <= set(seen), f"attacks not tried: {sorted(MUST_RUN - set(seen))}"
+    assert set(seen) >= MUST_RUN, f"attacks not tried: {sorted(MUST_RUN - set(seen))}"
     landed = {r["attack"]: r["detail"] for r in results if r["outcome"] == "succeeded"}
     # a daemon running during the run is allowed; outliving it is not (checked below)
     landed.pop("outlive_daemon", None)

@@ -1,147 +1,15 @@
-"""A Docker daemon for this directory's tests.
-
-The running daemon when one answers (``DOCKER_HOST`` or the default socket); otherwise, as root
-with ``dockerd`` installed, a private daemon for the session: no bridge, no iptables (the
-containers use ``--network none``, so nothing leaves loopback), its own data root under
-``/var/lib/autorl-docker-test/`` and exec root under ``/run``, reached on its own unix socket
-through ``DOCKER_HOST``; it is stopped by its pid when the session ends (or when pytest dies:
-parent-death signal). Without either, the tests are skipped with the install command.
-"""
+"""Every test here runs against a Docker daemon: the running one, or a private one started for
+the session (see :mod:`autorl_sandbox_docker.testing`); skipped, naming the install command,
+when there is none."""
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import os
-import shutil
-import signal
-import subprocess
-import time
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
+from autorl_sandbox_docker.testing import docker_engine
 
-DATA_ROOT = Path("/var/lib/autorl-docker-test")
-INSTALL = (
-    "needs a Docker daemon: as root, `apt-get install -y docker.io` (then these tests start a "
-    "private `dockerd --bridge=none --iptables=false` themselves), or start one and set DOCKER_HOST"
-)
-PR_SET_PDEATHSIG = 1
-
-
-def _answers(timeout: float = 5.0) -> bool:
-    try:
-        import docker
-
-        client = docker.from_env(timeout=timeout)
-        try:
-            return bool(client.ping())
-        finally:
-            client.close()
-    except Exception:
-        return False
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
-def _clear_stale() -> None:
-    """Directories of earlier sessions whose pytest (and daemon) are gone."""
-    for base in (*DATA_ROOT.glob("s*"), *Path("/run").glob("adt-*")):
-        try:
-            owner = int(base.name.lstrip("s").removeprefix("adt-"))
-        except ValueError:
-            continue
-        if owner != os.getpid() and not _pid_alive(owner):
-            shutil.rmtree(base, ignore_errors=True)
-
-
-def _start_dockerd(dockerd: str) -> tuple[subprocess.Popen[bytes], Path, Path, Path]:
-    _clear_stale()
-    data = DATA_ROOT / f"s{os.getpid()}"
-    run = Path("/run") / f"adt-{os.getpid()}"  # short: containerd's sockets live below it
-    for path in (data, run):
-        shutil.rmtree(path, ignore_errors=True)
-        path.mkdir(parents=True, mode=0o700)
-    config = run / "daemon.json"
-    config.write_text("{}\n")  # never the host's /etc/docker/daemon.json
-    sock = run / "docker.sock"
-    log = data / "dockerd.log"
-    argv = [
-        dockerd,
-        "--bridge=none",
-        "--iptables=false",
-        "--ip-masq=false",
-        f"--data-root={data / 'root'}",
-        f"--exec-root={run / 'x'}",
-        f"--pidfile={run / 'docker.pid'}",
-        f"--host=unix://{sock}",
-        f"--config-file={config}",
-        "--log-level=warn",
-    ]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
-    return proc, sock, data, run
+__all__ = ["docker_engine"]
 
 
 @pytest.fixture(scope="session", autouse=True)
-def docker_daemon() -> Iterator[str]:
-    """``DOCKER_HOST`` of a daemon that answers, for the whole session."""
-    if _answers():
-        yield os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-        return
-    dockerd = shutil.which("dockerd")
-    if os.geteuid() != 0 or dockerd is None:
-        pytest.skip(INSTALL)
-    proc, sock, data, run = _start_dockerd(dockerd)
-    previous = os.environ.get("DOCKER_HOST")
-    os.environ["DOCKER_HOST"] = f"unix://{sock}"
-    try:
-        deadline = time.monotonic() + 60
-        while not (sock.exists() and _answers(2.0)):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                tail = (data / "dockerd.log").read_text(errors="replace")[-3000:]
-                pytest.fail(f"dockerd did not start (exit {proc.poll()}):\n{tail}")
-            time.sleep(0.2)
-        yield os.environ["DOCKER_HOST"]
-    finally:
-        _stop(proc)
-        if previous is None:
-            os.environ.pop("DOCKER_HOST", None)
-        else:
-            os.environ["DOCKER_HOST"] = previous
-        shutil.rmtree(run, ignore_errors=True)
-        shutil.rmtree(data, ignore_errors=True)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """The daemon we started, by its pid: SIGTERM (it stops its containerd), then SIGKILL."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+def _docker(docker_engine: str) -> str:
+    return docker_engine

@@ -3,6 +3,7 @@ capabilities, no_new_privs, limits), cleanup (terminate, orphans, the harness's 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -13,13 +14,13 @@ from pathlib import Path
 
 import psutil
 import pytest
+from autorl_sandbox_docker import image
+from autorl_sandbox_docker.sandbox import LABEL_RUN, DockerSandbox, connect, harness_labels
 
 from autorl.errors import ConfigError
 from autorl.sandbox.runtime import build_runtime
 from autorl.testing import SandboxConformance, heavy_modules_imported_by
 from autorl.types import AgentLaunch, Limits, SandboxRequest
-from autorl_sandbox_docker import image
-from autorl_sandbox_docker.sandbox import LABEL_RUN, DockerSandbox, connect, harness_labels
 
 TIMINGS = os.environ.get("AUTORL_DOCKER_TIMINGS")
 """A JSON file to collect the measured timings in (they are also printed: ``pytest -s``)."""
@@ -189,7 +190,9 @@ def test_boundary_uid_capabilities_no_new_privs(tmp_path: Path) -> None:
     assert seen["tmp_exec"] == "tmp-exec"
     assert seen["home_writable"] == "yes"
     assert set(seen["run_dir"]) <= {"workspace", "home", "sandbox"}, seen["run_dir"]
-    assert not {"work", "home", "var", "opt", "srv", "mnt", "boot"} & set(seen["root"]), seen["root"]
+    assert not {"work", "home", "var", "opt", "srv", "mnt", "boot"} & set(seen["root"]), seen[
+        "root"
+    ]
     assert "environment" not in seen["etc"] and "shadow" not in seen["etc"], seen["etc"]
     assert f"agent:x:{seen['uid']}:" in seen["passwd"]
     assert seen["base_site"] == []  # the base interpreter's packages are hidden
@@ -328,10 +331,8 @@ def test_orphan_of_a_dead_harness_is_removed_by_the_next_start(tmp_path: Path) -
         assert _containers(id=alive) != [], "a container of a live harness was removed"
     finally:
         for cid in (orphan, alive):
-            try:
+            with contextlib.suppress(Exception):
                 client.api.remove_container(cid, force=True)
-            except Exception:
-                pass
 
 
 DAEMON = """

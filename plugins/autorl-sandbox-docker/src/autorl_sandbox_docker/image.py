@@ -23,7 +23,10 @@ from autorl.sandbox.isolated import ETC_ENTRIES, SYSTEM_DIRS
 REPOSITORY = "autorl-sandbox"
 SKELETON_VERSION = "1"
 MOUNT_POINTS = ("etc", "proc", "dev", "sys", "usr")
-PASSWD = "root:x:0:0:root:/:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+PASSWD = (
+    "root:x:0:0:root:/:/usr/sbin/nologin\n"
+    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+)
 GROUP = "root:x:0:\nnogroup:x:65534:\n"
 
 

@@ -52,7 +52,6 @@ from autorl.sandbox.isolated import (
 )
 from autorl.sandbox.logpipe import LogPipe
 from autorl.types import Limits, SandboxRequest
-
 from autorl_sandbox_docker.image import ensure_image, image_tag
 
 INSTALL_HINT = (
@@ -234,6 +233,7 @@ class DockerProcess:
         self._finish_lock = threading.Lock()
         self._writer_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._streams: Any = None
 
     # started by the sandbox -------------------------------------------------------------------
 
@@ -296,13 +296,16 @@ class DockerProcess:
             time.sleep(SAMPLE_SECONDS)
 
     def _copy_output(self, output: Any) -> None:
-        fd = self._log.write_fd
         try:
             for chunk in output:
                 view = memoryview(chunk)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
+                with self._writer_lock:  # never write to the pipe's fd number once closed
+                    fd = self._log.write_fd
+                    while view and fd >= 0:
+                        written = os.write(fd, view)
+                        view = view[written:]
+                if fd < 0:
+                    break
         except Exception:
             pass
         finally:
@@ -357,6 +360,9 @@ class DockerProcess:
             with contextlib.suppress(OSError):
                 self._lifeline.close()
             self.stats = self.usage()
+            if self._streams is not None:
+                with contextlib.suppress(Exception):
+                    self._streams.close()
             self._done.set()
 
     # the AgentProcess protocol ----------------------------------------------------------------
@@ -558,7 +564,7 @@ class DockerSandbox:
         log.start()
         proc = DockerProcess(client, container.id, log, lifeline, self.grace_seconds)
         try:
-            streams = connect(timeout=None, version=client.api.api_version)
+            streams = proc._streams = connect(timeout=None, version=client.api.api_version)
             created = _parse_time(container.attrs.get("Created"))
             events = streams.api.events(  # replayed from before the start: nothing is missed
                 since=int(created.timestamp()) - 2 if created else None,
@@ -682,7 +688,11 @@ def _hidden_below(mounted: set[Path]) -> list[Path]:
 
         mounts = [m.resolve() for m in mounted]
         return sorted(
-            {p.resolve() for p in base_site_packages() if any(p.resolve().is_relative_to(m) for m in mounts)}
+            {
+                p.resolve()
+                for p in base_site_packages()
+                if any(p.resolve().is_relative_to(m) for m in mounts)
+            }
         )
     return list(hidden_below(mounted))
 
