@@ -612,8 +612,9 @@ class Run:
                     next_snapshot = time.monotonic() + cfg.snapshot_seconds
         finally:
             agent_seconds = clock.elapsed()
-            code = proc.terminate()
+            # the agent is stopped from this moment: a straggler's late submission is refused
             service.close_intake(f"{end_reason} after {agent_seconds:.0f} s")
+            code = proc.terminate()
             clock.stop()
             disk.stop()
             console.agent_stopped()
