@@ -383,3 +383,14 @@ def test_container_ends_when_the_harness_is_killed(tmp_path: Path) -> None:
     size = beat.stat().st_size
     time.sleep(0.5)
     assert beat.stat().st_size == size, "the agent's daemon kept running after the harness died"
+
+
+def test_gpus_are_numbered_from_zero_inside(tmp_path: Path) -> None:
+    """With GPUs assigned, the container sees only those (device requests), numbered from 0."""
+    limits = Limits(gpus=("2", "5"))
+    env = DockerSandbox()._agent_env(request(tmp_path, "", limits=limits), (1000, 1000))
+    assert env["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert (
+        DockerSandbox()._agent_env(request(tmp_path, ""), (1000, 1000))["CUDA_VISIBLE_DEVICES"]
+        == ""
+    )

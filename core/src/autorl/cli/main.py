@@ -25,6 +25,10 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "report": ("autorl.cli.runs:report", "Re-render the report of a finished run."),
     "runs": ("autorl.cli.runs:runs", "List runs and their best improvement."),
+    "sandbox": (
+        "autorl.cli.sandbox:sandbox",
+        "Check the sandboxes on this machine; build the agent runtime.",
+    ),
 }
 
 

@@ -68,6 +68,7 @@ LABEL_START = "autorl.harness_start"
 LABEL_BOOT = "autorl.harness_boot"
 LABEL_PIDNS = "autorl.harness_pidns"
 LIFELINE = "life.sock"
+SHELL = "/bin/sh"
 SAMPLE_SECONDS = 0.25
 """How often the peak memory is sampled from the container's cgroup (which goes with it)."""
 MAX_LIFELINES = 4
@@ -519,7 +520,18 @@ class DockerSandbox:
         limits = request.limits
         mounts, tmpfs = self._layout(request, passwd, group)
         options: dict[str, Any] = {
-            "command": [python, "-I", "-S", str(supervisor), str(settings)],
+            # stderr onto stdout before the supervisor starts: one stream, in the order it was
+            # written (the daemon relays two streams without ordering them), as with LogPipe
+            "command": [
+                SHELL,
+                "-c",
+                'exec "$0" "$@" 2>&1',
+                python,
+                "-I",
+                "-S",
+                str(supervisor),
+                str(settings),
+            ],
             "name": f"autorl-{re.sub(r'[^A-Za-z0-9_.-]', '-', request.run_id or 'agent')[:80]}"
             f"-{secrets.token_hex(3)}",
             "hostname": "autorl",
