@@ -1,0 +1,37 @@
+"""Every TOML run-config example in the docs parses and validates as a real run config, so the
+documented options (sandbox, limits, egress...) cannot drift from the code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from autorl.config import load_config
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+BLOCK = re.compile(r"^```toml\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+PAGES = ["running.md", "security.md"]
+
+
+def examples() -> list[tuple[str, int, str]]:
+    found = []
+    for page in PAGES:
+        for number, body in enumerate(BLOCK.findall((DOCS / page).read_text()), start=1):
+            found.append((page, number, body))
+    return found
+
+
+@pytest.mark.parametrize(("page", "number", "body"), examples())
+def test_documented_config_is_valid(page: str, number: int, body: str, tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(body)
+    config = load_config(path)
+    if "[limits]" in body:
+        limits = config.limits.resolve()  # what the sandbox will enforce on this machine
+        assert limits.memory_bytes is None or limits.memory_bytes > 0
+
+
+def test_the_security_page_has_its_examples() -> None:
+    assert any(page == "security.md" and "[limits]" in body for page, _, body in examples())
