@@ -44,7 +44,7 @@ endif
 
 test: setup setup-sandbox setup-docker
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	AUTORL_REQUIRE_SANDBOXES=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+if importlib.util.find_spec("autorl_sandbox_docker") is not None:
+    from autorl_sandbox_docker.testing import docker_engine  # noqa: F401  (a session fixture)
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 AUTORL = str(Path(sys.executable).parent / "autorl")

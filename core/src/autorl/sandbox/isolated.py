@@ -115,7 +115,7 @@ def _system_dir(name: str) -> list[str]:
     return []
 
 
-def _write_private(path: Path, text: str, mode: int = 0o600) -> None:
+def write_private(path: Path, text: str, mode: int = 0o600) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
@@ -272,7 +272,7 @@ class IsolatedSandbox:
             "mode": "root: own uid, no capabilities" if self.as_root else "user namespace",
         }
 
-    def _agent_ids(self) -> tuple[int, int] | None:
+    def agent_ids(self) -> tuple[int, int] | None:
         if not self.as_root:
             return None
         uid = self.uid or secrets.choice(range(*AGENT_UID_RANGE))
@@ -283,16 +283,16 @@ class IsolatedSandbox:
         state = request.state_dir
         state.mkdir(parents=True, exist_ok=True)
         os.chmod(state, 0o755)
-        ids = self._agent_ids()
+        ids = self.agent_ids()
         request.home.mkdir(parents=True, exist_ok=True)
         if ids is not None:
-            self._hand_over(request, *ids)
+            self.hand_over(request, *ids)
         supervisor = state / "supervisor.py"
         shutil.copyfile(supervisor_module.__file__, supervisor)
         os.chmod(supervisor, 0o644)
         settings = state / "supervisor.json"
-        env = self._agent_env(request, ids)
-        _write_private(
+        env = self.agent_env(request, ids)
+        write_private(
             settings,
             json.dumps(
                 {
@@ -307,7 +307,7 @@ class IsolatedSandbox:
                 }
             ),
         )
-        passwd, group = self._identity_files(state, request, ids)
+        passwd, group = self.identity_files(state, request, ids)
         info_read, info_write = os.pipe()
         argv = self._argv(request, supervisor, settings, passwd, group, info_write)
         cgroup = AgentCgroup(f"autorl-{request.run_id or 'agent'}-{os.urandom(3).hex()}",
@@ -335,7 +335,7 @@ class IsolatedSandbox:
 
     # pieces -----------------------------------------------------------------------------------
 
-    def _hand_over(self, request: SandboxRequest, uid: int, gid: int) -> None:
+    def hand_over(self, request: SandboxRequest, uid: int, gid: int) -> None:
         """The workspace's writable parts and HOME belong to the agent's uid; the read-only
         parts stay the harness's (and are mounted read-only on top)."""
         workspace = request.workspace
@@ -349,7 +349,7 @@ class IsolatedSandbox:
             chown_tree(child, uid, gid)
         chown_tree(request.home, uid, gid)
 
-    def _agent_env(self, request: SandboxRequest, ids: tuple[int, int] | None) -> dict[str, str]:
+    def agent_env(self, request: SandboxRequest, ids: tuple[int, int] | None) -> dict[str, str]:
         env = {
             "PATH": BASE_PATH,
             "HOME": str(request.home),
@@ -367,20 +367,20 @@ class IsolatedSandbox:
             env["CUDA_VISIBLE_DEVICES"] = ""
         return env
 
-    def _identity_files(
+    def identity_files(
         self, state: Path, request: SandboxRequest, ids: tuple[int, int] | None
     ) -> tuple[Path, Path]:
         uid, gid = ids if ids else (os.getuid(), os.getgid())
         passwd = state / "passwd"
         group = state / "group"
-        _write_private(
+        write_private(
             passwd,
             f"root:x:0:0:root:/:/usr/sbin/nologin\n"
             f"{AGENT_USER}:x:{uid}:{gid}:autorl agent:{request.home}:/bin/bash\n"
             "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
             0o644,
         )
-        _write_private(group, f"root:x:0:\n{AGENT_USER}:x:{gid}:\nnogroup:x:65534:\n", 0o644)
+        write_private(group, f"root:x:0:\n{AGENT_USER}:x:{gid}:\nnogroup:x:65534:\n", 0o644)
         return passwd, group
 
     def _argv(

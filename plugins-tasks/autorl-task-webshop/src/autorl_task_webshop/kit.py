@@ -116,9 +116,7 @@ def expert_episode(
     observations, actions, steps = [observation], [], []
     reward = 0.0
     for action in expert_actions(goal):
-        steps.append(
-            {"messages": build_messages(observations, actions, window), "action": action}
-        )
+        steps.append({"messages": build_messages(observations, actions, window), "action": action})
         observation, reward, done, _ = env.step(action)
         actions.append(action)
         observations.append(observation)

@@ -48,7 +48,7 @@ from autorl.sandbox.isolated import (
     ETC_ENTRIES,
     SYSTEM_DIRS,
     IsolatedSandbox,
-    _write_private,
+    write_private,
 )
 from autorl.sandbox.logpipe import LogPipe
 from autorl.types import Limits, SandboxRequest
@@ -488,9 +488,9 @@ class DockerSandbox:
         state.mkdir(parents=True, exist_ok=True)
         os.chmod(state, 0o755)
         request.home.mkdir(parents=True, exist_ok=True)
-        ids = self._pieces._agent_ids()
+        ids = self._pieces.agent_ids()
         if ids is not None:
-            self._pieces._hand_over(request, *ids)
+            self._pieces.hand_over(request, *ids)
         else:  # not root: the agent keeps the harness's uid, never the container's root
             ids = (os.getuid(), os.getgid())
         supervisor = state / "supervisor.py"
@@ -499,7 +499,7 @@ class DockerSandbox:
         lifeline_path = state / LIFELINE
         lifeline = self._listen(lifeline_path)
         settings = state / "supervisor.json"
-        _write_private(
+        write_private(
             settings,
             json.dumps(
                 {
@@ -515,7 +515,7 @@ class DockerSandbox:
                 }
             ),
         )
-        passwd, group = self._pieces._identity_files(state, request, ids)
+        passwd, group = self._pieces.identity_files(state, request, ids)
         python = self._python()
         limits = request.limits
         mounts, tmpfs = self._layout(request, passwd, group)
@@ -622,7 +622,7 @@ class DockerSandbox:
         return sock
 
     def _agent_env(self, request: SandboxRequest, ids: tuple[int, int]) -> dict[str, str]:
-        env = self._pieces._agent_env(request, ids)
+        env = self._pieces.agent_env(request, ids)
         if request.limits.gpus:  # the container sees only its GPUs, numbered from 0
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(len(request.limits.gpus)))
         return env
@@ -693,19 +693,8 @@ class DockerSandbox:
 def _hidden_below(mounted: set[Path]) -> list[Path]:
     """What the isolated sandbox hides under its mounts (the harness's code and site
     directories, the base interpreter's site-packages)."""
-    try:
-        from autorl.sandbox.isolated import hidden_below
-    except ImportError:  # an older core: only the base interpreter's site-packages
-        from autorl.sandbox.runtime import base_site_packages
+    from autorl.sandbox.isolated import hidden_below
 
-        mounts = [m.resolve() for m in mounted]
-        return sorted(
-            {
-                p.resolve()
-                for p in base_site_packages()
-                if any(p.resolve().is_relative_to(m) for m in mounts)
-            }
-        )
     return list(hidden_below(mounted))
 
 
