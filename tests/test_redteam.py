@@ -45,6 +45,7 @@ MUST_RUN = {
     "write_targets",
     "write_readonly_workspace",
     "write_runtime",
+    "import_harness_code",
     "signal_harness",
     "connect_host_ports",
     "network_egress",

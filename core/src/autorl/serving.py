@@ -31,13 +31,16 @@ def unix_listener(path: Path) -> socket.socket:
 
 
 class ThreadedServer:
-    def __init__(self, app: Any, *, what: str, unix_socket: Path | None = None) -> None:
+    def __init__(
+        self, app: Any, *, what: str, unix_socket: Path | None = None, host: str = HOST
+    ) -> None:
         self.app = app
+        self.host = host
         self.what = what
         self.unix_socket = unix_socket
         self._tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._tcp.bind((HOST, 0))
+        self._tcp.bind((host, 0))
         self.port: int = self._tcp.getsockname()[1]
         self._sockets = [self._tcp]
         if unix_socket is not None:
@@ -47,7 +50,7 @@ class ThreadedServer:
 
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def start(self, timeout: float = 10.0) -> ThreadedServer:
         import uvicorn
@@ -70,7 +73,7 @@ class ThreadedServer:
         deadline = time.monotonic() + timeout
         while not self._server.started:
             if time.monotonic() > deadline or not self._thread.is_alive():
-                raise AutorlError(f"the {self.what} did not start on {HOST}")
+                raise AutorlError(f"the {self.what} did not start on {self.host}")
             time.sleep(0.02)
         return self
 

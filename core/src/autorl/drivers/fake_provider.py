@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from collections import deque
@@ -31,7 +30,6 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from autorl.drivers.usage import estimate_tokens
 from autorl.drivers.wire import render
-from autorl.errors import AutorlError
 
 # behaviours ------------------------------------------------------------------------------------
 
@@ -179,8 +177,6 @@ class FakeProvider:
         self.host = host
         self.port = 0
         self._server: Any = None
-        self._thread: threading.Thread | None = None
-        self._sock: socket.socket | None = None
         self._stopping = False
         self.app = self._build_app()
 
@@ -295,39 +291,17 @@ class FakeProvider:
     # server --------------------------------------------------------------------------------
 
     def start(self, timeout: float = 10.0) -> FakeProvider:
-        import uvicorn
+        from autorl.serving import ThreadedServer
 
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((self.host, 0))
-        self.port = self._sock.getsockname()[1]
-        config = uvicorn.Config(
-            self.app,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=1,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise AutorlError(f"the fake provider did not start on {self.host}")
-            time.sleep(0.02)
+        self._server = ThreadedServer(self.app, what="fake provider", host=self.host)
+        self.port = self._server.port
+        self._server.start(timeout)
         return self
 
     def stop(self) -> None:
         self._stopping = True
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        if self._sock is not None:
-            self._sock.close()
+            self._server.stop()
 
     def __enter__(self) -> FakeProvider:
         return self.start()
