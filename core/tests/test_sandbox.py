@@ -16,8 +16,8 @@ import pytest
 
 from autorl.sandbox.isolated import IsolatedSandbox, bwrap_path
 from autorl.sandbox.local import LocalSandbox
-from autorl.sandbox.runtime import build_runtime
-from autorl.types import AgentLaunch, Limits, SandboxRequest
+from autorl.testing.sandbox import HARNESS, STUBBORN, sandbox_request
+from autorl.types import Limits, SandboxRequest
 
 needs_bwrap = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap not installed")
 SANDBOXES = [
@@ -25,44 +25,11 @@ SANDBOXES = [
     pytest.param(lambda: IsolatedSandbox(grace_seconds=0.5), id="isolated", marks=needs_bwrap),
 ]
 
-STUBBORN = textwrap.dedent(
-    """
-    import os, signal, sys, time
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    for i in range(3):
-        pid = os.fork()
-        if pid == 0:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            if i == 2:  # escape the process group and the parent: setsid + double fork
-                os.setsid()
-                if os.fork():
-                    os._exit(0)
-            while True:
-                time.sleep(0.1)
-    open("ready", "w").write("ok")
-    while True:
-        time.sleep(0.1)
-    """
-)
-
 
 def request(
     tmp_path: Path, code: str, env: dict[str, str] | None = None, limits: Limits | None = None
 ) -> SandboxRequest:
-    runtime = build_runtime()
-    workspace = tmp_path / "run" / "workspace"
-    workspace.mkdir(parents=True, exist_ok=True)
-    (workspace / "agent.py").write_text(code)
-    return SandboxRequest(
-        launch=AgentLaunch(argv=(str(runtime.python), "agent.py"), env=env or {}),
-        workspace=workspace,
-        home=tmp_path / "run" / "home",
-        log_path=tmp_path / "run" / "agent.log",
-        state_dir=tmp_path / "run" / "sandbox",
-        read_only=runtime.read_only,
-        limits=limits or Limits(),
-        run_id="test",
-    )
+    return sandbox_request(tmp_path, code, env, limits)
 
 
 def _wait_for(path: Path, timeout: float = 20) -> None:
@@ -208,36 +175,12 @@ def test_isolated_limits_memory_and_processes(tmp_path: Path) -> None:
     assert proc.stats["oom_kills"] >= 1
 
 
-DAEMON = """
-import os, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork():
-        os._exit(0)
-    while True:
-        open("heartbeat", "a").write("x")
-        time.sleep(0.1)
-while True:
-    time.sleep(1)
-"""
-HARNESS = """
-import sys, time
-from pathlib import Path
-sys.path.insert(0, {tests!r})
-from test_sandbox import DAEMON, request
-from autorl.sandbox.isolated import IsolatedSandbox
-IsolatedSandbox().start(request(Path({tmp!r}), DAEMON))
-print("started", flush=True)
-time.sleep(600)
-"""
-
-
 @needs_bwrap
 def test_agent_dies_with_the_harness(tmp_path: Path) -> None:
     """kill -9 the harness: no process of the agent survives (the PID namespace ends)."""
-    script = HARNESS.format(tests=str(Path(__file__).parent), tmp=str(tmp_path))
+    script = HARNESS.format(sandbox="isolated", tmp=str(tmp_path), run_id="test")
     harness = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert harness.stdout is not None and harness.stdout.readline().strip() == "started"
+    assert harness.stdout is not None and harness.stdout.readline().strip()
     beat = tmp_path / "run" / "workspace" / "heartbeat"
     _wait_for(beat)
     harness.kill()

@@ -18,9 +18,9 @@ from autorl_sandbox_docker import image
 from autorl_sandbox_docker.sandbox import LABEL_RUN, DockerSandbox, connect, harness_labels
 
 from autorl.errors import ConfigError
-from autorl.sandbox.runtime import build_runtime
 from autorl.testing import SandboxConformance, heavy_modules_imported_by
-from autorl.types import AgentLaunch, Limits, SandboxRequest
+from autorl.testing.sandbox import HARNESS, STUBBORN, sandbox_request
+from autorl.types import Limits, SandboxRequest
 
 TIMINGS = os.environ.get("AUTORL_DOCKER_TIMINGS")
 """A JSON file to collect the measured timings in (they are also printed: ``pytest -s``)."""
@@ -46,24 +46,7 @@ def request(
     limits: Limits | None = None,
     run_id: str = "test",
 ) -> SandboxRequest:
-    runtime = build_runtime()
-    run = tmp_path / "run"
-    workspace = run / "workspace"
-    (workspace / "data").mkdir(parents=True, exist_ok=True)
-    (workspace / "data" / "train.jsonl").write_text("{}\n")
-    (workspace / "agent.py").write_text(code)
-    (run / "submissions.jsonl").write_text("harness record\n")
-    return SandboxRequest(
-        launch=AgentLaunch(argv=(str(runtime.python), "agent.py"), env=env or {}),
-        workspace=workspace,
-        home=run / "home",
-        log_path=run / "agent.log",
-        state_dir=run / "sandbox",
-        read_only=runtime.read_only,
-        read_only_inside=(workspace / "data",),
-        limits=limits or Limits(),
-        run_id=run_id,
-    )
+    return sandbox_request(tmp_path, code, env, limits, run_id)
 
 
 def _log(tmp_path: Path) -> str:
@@ -238,26 +221,6 @@ def test_memory_and_pids_limits(tmp_path: Path) -> None:
     ), proc.stats
 
 
-STUBBORN = textwrap.dedent(
-    """
-    import os, signal, time
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    for i in range(3):
-        if os.fork() == 0:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            if i == 2:  # escape the process group and the parent: setsid + double fork
-                os.setsid()
-                if os.fork():
-                    os._exit(0)
-            while True:
-                time.sleep(0.1)
-    open("ready", "w").write("ok")
-    while True:
-        time.sleep(0.1)
-    """
-)
-
-
 def test_terminate_leaves_no_process_and_no_container(tmp_path: Path) -> None:
     proc = DockerSandbox(grace_seconds=0.5).start(request(tmp_path, STUBBORN, run_id="stubborn"))
     _wait_for(tmp_path / "run" / "workspace" / "ready")
@@ -335,35 +298,11 @@ def test_orphan_of_a_dead_harness_is_removed_by_the_next_start(tmp_path: Path) -
                 client.api.remove_container(cid, force=True)
 
 
-DAEMON = """
-import os, time
-if os.fork() == 0:
-    os.setsid()
-    if os.fork():
-        os._exit(0)
-    while True:
-        open("heartbeat", "a").write("x")
-        time.sleep(0.1)
-while True:
-    time.sleep(1)
-"""
-HARNESS = """
-import sys, time
-from pathlib import Path
-sys.path.insert(0, {tests!r})
-from test_docker_sandbox import DAEMON, request
-from autorl_sandbox_docker.sandbox import DockerSandbox
-proc = DockerSandbox().start(request(Path({tmp!r}), DAEMON, run_id={run_id!r}))
-print(proc.id, flush=True)
-time.sleep(600)
-"""
-
-
 def test_container_ends_when_the_harness_is_killed(tmp_path: Path) -> None:
     """kill -9 the harness: the supervisor sees its lifeline close and ends the container,
     which the daemon removes; no process of the agent survives."""
     run_id = f"lifeline-{os.getpid()}-{time.time_ns()}"
-    script = HARNESS.format(tests=str(Path(__file__).parent), tmp=str(tmp_path), run_id=run_id)
+    script = HARNESS.format(sandbox="docker", tmp=str(tmp_path), run_id=run_id)
     harness = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         assert harness.stdout is not None
