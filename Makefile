@@ -52,6 +52,7 @@ lint: setup
 bench: setup
 	$(BIN)/python bench/cli_startup.py
 	$(BIN)/python bench/eval_throughput.py
+	$(BIN)/python bench/sandbox_overhead.py
 
 clean-runs:
 	rm -rf runs

@@ -64,3 +64,12 @@ def test_a_model_the_registry_lacks_is_a_clear_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and "no-such-model" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_sandbox_overhead_times_start_up_per_sandbox(tmp_path: Path) -> None:
+    args = ("--sandboxes", "local,isolated", "--starts", "1", "--no-runs")
+    stdout, summary = bench("sandbox_overhead.py", *args, cache=tmp_path)
+    assert "x local" in stdout
+    rows = summary["sandboxes"]
+    assert rows["local"]["start_s"] > 0 and rows["isolated"]["start_s"] > 0
+    assert rows["isolated"]["start_ratio"] > 0

@@ -80,13 +80,17 @@ def test_tiny_run_completes_quickly_with_a_report(tiny_run: dict) -> None:
     assert (run_dir / "report" / "score_over_time.png").stat().st_size > 1000
     run_info = json.loads((run_dir / "run.json").read_text())
     assert run_info["status"] == "completed"
+    assert summary["comparable"] is True and summary["problems"] == []
+    assert run_info["sandbox"]["name"] == "isolated" and run_info["sandbox"]["oom_kills"] == 0
 
 
 def test_manifest_records_config_versions_and_hashes(tiny_run: dict) -> None:
     manifest = json.loads((tiny_run["run_dir"] / "manifest.json").read_text())
     assert manifest["config"]["model"] == "tiny"
     assert manifest["versions"]["autorl"]
-    assert set(manifest["hashes"]) == {"train", "eval", "base_model"}
+    assert set(manifest["hashes"]) == {"train", "eval", "base_model", "base_model_files"}
+    assert manifest["sandbox"]["name"] == "isolated" and manifest["sandbox"]["isolated"] is True
+    assert "torch" in manifest["runtime"]["distributions"]
     assert all(v.startswith("sha256:") for v in manifest["hashes"].values())
 
 
@@ -131,7 +135,9 @@ def test_code_history_has_a_snapshot_per_submission(tiny_run: dict) -> None:
     assert all(e["code_revision"] in revs for e in received)
 
 
-def test_second_run_reuses_the_cached_baseline(tiny_run: dict) -> None:
+def test_second_run_reuses_the_cached_baseline_and_local_is_not_comparable(
+    tiny_run: dict,
+) -> None:
     root: Path = tiny_run["root"]
     env = {**os.environ, "AUTORL_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(
@@ -148,6 +154,8 @@ def test_second_run_reuses_the_cached_baseline(tiny_run: dict) -> None:
             "again",
             "--budget",
             "5",
+            "--sandbox",
+            "local",
         ],
         env=env,
         capture_output=True,
@@ -157,6 +165,15 @@ def test_second_run_reuses_the_cached_baseline(tiny_run: dict) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     baseline = json.loads((root / "runs" / "again" / "baseline.json").read_text())
     assert baseline["cached"] is True
+    # the development sandbox says loudly, everywhere, that its score is not comparable
+    assert "not a boundary" in done.stdout
+    summary = json.loads((root / "runs" / "again" / "report" / "summary.json").read_text())
+    assert summary["comparable"] is False and summary["sandbox"]["name"] == "local"
+    assert any("not comparable" in p for p in summary["problems"])
+    report = (root / "runs" / "again" / "report" / "report.md").read_text()
+    assert "**NOT COMPARABLE.**" in report.splitlines()[2]
+    results = [json.loads(x) for x in (root / "runs" / "results.jsonl").read_text().splitlines()]
+    assert {r["run_id"]: r["comparable"] for r in results} == {"tiny": True, "again": False}
 
 
 def test_bad_input_is_a_message_not_a_traceback(tmp_path: Path) -> None:

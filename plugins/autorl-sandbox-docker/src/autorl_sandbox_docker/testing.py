@@ -109,17 +109,20 @@ def _start_dockerd(dockerd: str) -> tuple[subprocess.Popen[bytes], Path, Path, P
     return proc, sock, data, run
 
 
-@pytest.fixture(scope="session")
-def docker_engine() -> Iterator[str]:
-    """``DOCKER_HOST`` of a daemon that answers, for the whole session."""
+class EngineUnavailable(Exception):
+    """No daemon answers and none can be started here (the message says what to install)."""
+
+
+@contextlib.contextmanager
+def engine() -> Iterator[str]:
+    """``DOCKER_HOST`` of a daemon that answers: the running one, else a private one started
+    (as root) for the duration of the block and stopped by its pid afterwards."""
     if _answers():
         yield os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
         return
     dockerd = shutil.which("dockerd")
     if os.geteuid() != 0 or dockerd is None:
-        if os.environ.get(REQUIRED):  # CI: a skipped sandbox would hide a missing install
-            pytest.fail(f"{REQUIRED} is set but the docker sandbox {INSTALL}")
-        pytest.skip(INSTALL)
+        raise EngineUnavailable(INSTALL)
     proc, sock, data, run = _start_dockerd(dockerd)
     previous = os.environ.get("DOCKER_HOST")
     os.environ["DOCKER_HOST"] = f"unix://{sock}"
@@ -128,7 +131,7 @@ def docker_engine() -> Iterator[str]:
         while not (sock.exists() and _answers(2.0)):
             if proc.poll() is not None or time.monotonic() > deadline:
                 tail = (data / "dockerd.log").read_text(errors="replace")[-3000:]
-                pytest.fail(f"dockerd did not start (exit {proc.poll()}):\n{tail}")
+                raise EngineUnavailable(f"dockerd did not start (exit {proc.poll()}):\n{tail}")
             time.sleep(0.2)
         yield os.environ["DOCKER_HOST"]
     finally:
@@ -139,6 +142,19 @@ def docker_engine() -> Iterator[str]:
             os.environ["DOCKER_HOST"] = previous
         shutil.rmtree(run, ignore_errors=True)
         shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> Iterator[str]:
+    """``DOCKER_HOST`` of a daemon that answers, for the whole session (skipped without one,
+    failed instead when ``AUTORL_REQUIRE_SANDBOXES`` is set, as in CI)."""
+    try:
+        with engine() as host:
+            yield host
+    except EngineUnavailable as exc:
+        if os.environ.get(REQUIRED):  # CI: a skipped sandbox would hide a missing install
+            pytest.fail(f"{REQUIRED} is set but the docker sandbox {exc}")
+        pytest.skip(str(exc))
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
