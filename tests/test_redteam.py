@@ -213,3 +213,33 @@ def test_every_attack_fails_and_the_run_is_intact(
         if path.is_file() and not path.is_symlink() and path.stat().st_size < 5_000_000:
             assert key.encode() not in path.read_bytes(), f"the provider key reached {path}"
     assert sys.modules.get("autorl_redteam") is None
+
+
+def test_local_is_no_boundary_but_a_modified_base_model_is_flagged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the development sandbox the attack on the base model lands (there is no boundary), and
+    the harness's full-tree hash catches it: the run is flagged and marked not comparable."""
+    monkeypatch.setenv("AUTORL_CACHE", str(tmp_path / "cache"))  # the attack edits the cache
+    config = RunConfig.model_validate(
+        {
+            "task": "gsm8k",
+            "model": "tiny",
+            "agent": "redteam",
+            "sandbox": "local",
+            "runs_dir": str(tmp_path / "runs"),
+            "run_id": "local",
+            "task_options": {"train_size": 20, "eval_size": 8},
+            "agent_options": {"targets": {"only": ["write_readonly_workspace"]}},
+            "budget": {"wall_seconds": 120},
+        }
+    )
+    Run(config, quiet=True).execute()
+    run_dir = tmp_path / "runs" / "local"
+    seen = outcomes(read_results(run_dir / "workspace"))
+    assert seen == {"write_readonly_workspace": "succeeded"}
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["integrity"] == {"base_model_modified": True}
+    summary = json.loads((run_dir / "report" / "summary.json").read_text())
+    assert summary["comparable"] is False
+    assert any("base model was modified" in p for p in summary["problems"])

@@ -175,10 +175,11 @@ def test_isolated_limits_memory_and_processes(tmp_path: Path) -> None:
     assert proc.stats["oom_kills"] >= 1
 
 
-@needs_bwrap
-def test_agent_dies_with_the_harness(tmp_path: Path) -> None:
-    """kill -9 the harness: no process of the agent survives (the PID namespace ends)."""
-    script = HARNESS.format(sandbox="isolated", tmp=str(tmp_path), run_id="test")
+@pytest.mark.parametrize("sandbox", ["local", pytest.param("isolated", marks=needs_bwrap)])
+def test_agent_dies_with_the_harness(tmp_path: Path, sandbox: str) -> None:
+    """kill -9 the harness: no process of the agent survives (isolated: the PID namespace ends;
+    local: the reaper gets its parent-death signal and kills every descendant)."""
+    script = HARNESS.format(sandbox=sandbox, tmp=str(tmp_path), run_id="test")
     harness = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert harness.stdout is not None and harness.stdout.readline().strip()
     beat = tmp_path / "run" / "workspace" / "heartbeat"
