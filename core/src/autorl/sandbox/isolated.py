@@ -279,6 +279,8 @@ class IsolatedSandbox:
         return uid, uid
 
     def start(self, request: SandboxRequest) -> IsolatedProcess:
+        """Start the agent; call it from a thread that lives as long as the run (bwrap's
+        parent-death signal follows the thread that forked it)."""
         self.check()
         state = request.state_dir
         state.mkdir(parents=True, exist_ok=True)
@@ -361,10 +363,9 @@ class IsolatedSandbox:
         }
         env.update({str(k): str(v) for k, v in request.launch.env.items()})
         env["TMPDIR"] = "/tmp"
-        if request.limits.gpus:
-            env["CUDA_VISIBLE_DEVICES"] = ",".join(request.limits.gpus)
-        else:
-            env["CUDA_VISIBLE_DEVICES"] = ""
+        # only the assigned device nodes exist inside, and CUDA numbers what it can open from
+        # 0 (as in a container): GPUs [2, 5] are devices 0 and 1 to the agent
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(len(request.limits.gpus)))
         return env
 
     def identity_files(
