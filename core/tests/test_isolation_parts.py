@@ -135,3 +135,14 @@ def test_only_the_assigned_gpus_are_shown(tmp_path: Path) -> None:
     plain = box._argv(none, tmp_path / "s.py", tmp_path / "s.json", tmp_path, tmp_path, 9)
     assert "--dev-bind-try" not in plain
     assert box.agent_env(none, None)["CUDA_VISIBLE_DEVICES"] == ""
+
+
+def test_closure_follows_requested_extras() -> None:
+    """``textworld[pddl]`` brings the planner ALFWorld's engine needs; plain ``textworld`` not."""
+    from autorl.sandbox.runtime import _installed
+
+    installed = _installed()
+    if "textworld" not in installed:
+        pytest.skip("textworld not installed")
+    assert "fast-downward-textworld" in closure(["textworld[pddl]"], installed)
+    assert "fast-downward-textworld" not in closure(["textworld"], installed)

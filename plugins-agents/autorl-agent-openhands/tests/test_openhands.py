@@ -49,12 +49,11 @@ def test_conversation_becomes_common_events(tmp_path: Path) -> None:
     assert len(turns) == 2 and all(t["usage"]["input_tokens"] > 0 for t in turns)
 
 
-def test_own_tmux_socket_dir_removed_at_collect(tmp_path: Path) -> None:
+def test_own_tmux_socket_dir_per_run_inside_home(tmp_path: Path) -> None:
+    """Each run's tmux server gets its own socket directory, in the run's HOME (which every
+    sandbox shows the agent; a host /tmp directory would not exist inside a namespace)."""
     ctx = cli_context(tmp_path)
     first = Path(OpenHandsAgent().launch(ctx).env["TMUX_TMPDIR"])
     second = Path(OpenHandsAgent().launch(cli_context(tmp_path / "other")).env["TMUX_TMPDIR"])
     assert first.is_dir() and first != second
-    OpenHandsAgent().collect_from(tmp_path / "home", ctx.workspace, tmp_path / "run")
-    assert not first.exists()
-    OpenHandsAgent().collect_from(tmp_path / "other" / "home", ctx.workspace, tmp_path / "run2")
-    assert not second.exists()
+    assert first.is_relative_to(Path(ctx.home))

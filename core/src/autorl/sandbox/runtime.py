@@ -83,7 +83,8 @@ def _installed() -> dict[str, md.Distribution]:
 
 
 def closure(roots: Iterable[str], installed: dict[str, md.Distribution]) -> dict[str, str]:
-    """Distribution -> version for ``roots`` and their (marker-true, extra-less) requirements."""
+    """Distribution -> version for ``roots`` (requirement strings: ``textworld[pddl]`` brings
+    that extra's dependencies) and their marker-true requirements, recursively."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     missing = [r for r in REQUIRED if _canonical(r) not in installed]
@@ -94,24 +95,36 @@ def closure(roots: Iterable[str], installed: dict[str, md.Distribution]) -> dict
             "(in one command: see the README)",
         )
     chosen: dict[str, str] = {}
-    stack = [_canonical(r) for r in roots]
+    done: set[tuple[str, str]] = set()
+    stack = [_parse(r) for r in roots]
     while stack:
-        name = stack.pop()
-        if name in chosen or any(name.startswith(p) for p in NEVER):
-            continue
-        dist = installed.get(name)
-        if dist is None:
-            continue  # an optional root (or a platform-only dependency) that is not installed
+        name, extras = stack.pop()
+        if any(name.startswith(p) for p in NEVER) or name not in installed:
+            continue  # never the harness; or an optional/platform-only dependency not installed
+        dist = installed[name]
         chosen[name] = dist.version
-        for line in dist.requires or []:
-            try:
-                req = Requirement(line)
-            except InvalidRequirement:
+        for extra in ("", *extras):
+            if (name, extra) in done:
                 continue
-            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
-                continue
-            stack.append(_canonical(req.name))
+            done.add((name, extra))
+            for line in dist.requires or []:
+                try:
+                    req = Requirement(line)
+                except InvalidRequirement:
+                    continue
+                if req.marker is not None and not req.marker.evaluate({"extra": extra}):
+                    continue
+                if req.marker is None and extra:
+                    continue  # already followed for the plain requirement
+                stack.append((_canonical(req.name), tuple(sorted(req.extras))))
     return dict(sorted(chosen.items()))
+
+
+def _parse(requirement: str) -> tuple[str, tuple[str, ...]]:
+    from packaging.requirements import Requirement
+
+    req = Requirement(requirement)
+    return _canonical(req.name), tuple(sorted(req.extras))
 
 
 def _digest(dists: dict[str, str]) -> str:
@@ -242,7 +255,7 @@ def build_runtime(extra: Iterable[str] = (), cache: Path | None = None) -> Runti
     """The runtime for the training stack plus ``extra`` distributions, built once per digest."""
     installed = _installed()
     extra = tuple(extra)
-    unknown = [e for e in extra if _canonical(e) not in installed]
+    unknown = [e for e in extra if _parse(e)[0] not in installed]
     if unknown:
         raise ConfigError(
             f"the agent runtime needs {', '.join(unknown)} (asked for by the task's kit), "

@@ -161,7 +161,7 @@ class AlfWorldTask:
             evaluator="rollout",
             evaluator_config=config,
             kit_dir=self._kit(cache, split_dir, settings.max_steps),
-            kit_requires=("alfworld", "textworld"),
+            kit_requires=("alfworld", "textworld[pddl]"),
             split=split,
             metric="success_rate",
         )
