@@ -102,6 +102,9 @@ def test_kit_fails_a_task_whose_train_split_holds_an_eval_example(tmp_path: Path
         env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "1 failed" in proc.stdout, proc.stdout
+    # the leak, and (a second finding) no 'answer' contract for the exact evaluator it names
+    assert "2 failed" in proc.stdout, proc.stdout
     assert "test_train_split_is_disjoint_from_eval" in proc.stdout
     assert "contains an eval example" in proc.stdout
+    assert "test_fits_the_evaluator_it_names" in proc.stdout
+    assert "names no implementation of the 'answer' contract" in proc.stdout

@@ -535,17 +535,6 @@ def _frame(digest: Any, *fields: Any) -> None:
     digest.update(len(blob).to_bytes(8, "little") + blob)
 
 
-def hash_files(files: list[Path], base: Path) -> str:
-    """Hash of the files' relative names and bytes."""
-    digest = hashlib.sha256()
-    for path in sorted(files):
-        digest.update(str(path.relative_to(base)).encode() + b"\0")
-        with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(BLOCK), b""):
-                digest.update(block)
-    return "sha256:" + digest.hexdigest()
-
-
 def tensor_hash(directory: Path, files: Sequence[Path] | None = None) -> str:
     """Hash of a model's weights by content: each tensor's name, dtype, shape and bytes.
 

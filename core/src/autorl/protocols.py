@@ -40,8 +40,16 @@ class Evaluator(Protocol):
     name: str
 
     def evaluate(self, request: EvalRequest) -> EvalResult:
-        """Score one checkpoint on the held-out split."""
+        """Score one checkpoint on the held-out split (``request.contract``: the task's
+        implementation of the contract the evaluator's spec names)."""
         ...
+
+
+class CheckedEvaluator(Evaluator, Protocol):
+    """Optional: an evaluator that can refuse a bad config before any work (the engine calls
+    it before the baseline; ``TaskConformance`` calls it on the config a task prepares)."""
+
+    def check_config(self, config: dict[str, Any], contract: Any = None) -> None: ...
 
 
 @runtime_checkable

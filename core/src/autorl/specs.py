@@ -53,6 +53,16 @@ class Spec:
 @dataclass(frozen=True)
 class TaskSpec(Spec):
     kind: ClassVar[str] = "task"
+    evaluator: str | None = None
+    """The evaluator that scores this task (a registry name); its spec names the contract."""
+    contract: str | None = None
+    """The task's implementation of that evaluator's contract, ``"pkg.module"`` or
+    ``"pkg.module:object"`` (imported only by :func:`autorl.contracts.load_contract`); a run's
+    options may choose another (``PreparedTask.contract``)."""
+    recipe: str | None = None
+    """The task's reference recipe, ``"package:directory"``: a directory of the task's package
+    holding ``recipe.py`` and its modules. The ``scripted`` agent copies it into ``code/`` and
+    runs it; it runs inside the sandbox with the agent runtime, so it imports no autorl code."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,8 @@ class AgentSpec(Spec):
 @dataclass(frozen=True)
 class EvaluatorSpec(Spec):
     kind: ClassVar[str] = "evaluator"
+    contract: str | None = None
+    """The contract it needs from a task (a name of :data:`autorl.contracts.CONTRACTS`)."""
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,6 @@ so a crash or two concurrent runs never leave half a split behind. Standard libr
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -17,22 +15,17 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from autorl.digest import file_digest, json_digest, short
+
 
 def params_digest(payload: Any) -> str:
-    """16 hex digits of the JSON of ``payload`` (keys sorted; other objects by ``str``)."""
-    text = json.dumps(payload, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    """16 hex digits of :func:`autorl.digest.json_digest` (for a directory name)."""
+    return short(json_digest(payload))
 
 
 def files_digest(paths: Iterable[Path]) -> str:
-    """16 hex digits over the names and bytes of ``paths``, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(path.name.encode() + b"\0")
-        with path.open("rb") as fh:
-            for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()[:16]
+    """16 hex digits of :func:`autorl.digest.file_digest`: the files' names and bytes."""
+    return short(file_digest(paths))
 
 
 def build_once(target: Path, build: Callable[[Path], None], marker: str = "meta.json") -> Path:

@@ -44,6 +44,9 @@ class PreparedTask:
     split: str = "offline"
     """Which data this is (``offline``, ``reference``...), recorded in the manifest and report."""
     metric: str = "accuracy"
+    contract: str | None = None
+    """This run's implementation of the evaluator's contract (``"pkg.module[:object]"``);
+    None: the one the task's spec names."""
     kit_requires: tuple[str, ...] = ()
     """Distributions the kit imports beyond the training stack (``rank-bm25``...): the agent
     runtime gets them (and their dependencies), copied from the harness's environment."""
@@ -60,6 +63,9 @@ class EvalRequest:
     """Harness-owned scratch directory for details (per-example outputs, trajectories)."""
     seed: int = 0
     progress: ProgressFn | None = None
+    contract: Any = None
+    """The task's implementation of the evaluator's contract, loaded and checked by the engine
+    (:func:`autorl.contracts.load_contract`)."""
 
 
 @dataclass(frozen=True)

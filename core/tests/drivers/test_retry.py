@@ -54,10 +54,17 @@ def test_retries_transient_errors_then_succeeds_and_sleeps_retry_after() -> None
         TransientError("rate_limit", "HTTP 429", status=429, retry_after=0.5),
         TransientError("server", "HTTP 500"),
     )
+    retried: list[tuple[int, str, float]] = []
     policy = RetryPolicy(max_attempts=3, initial_delay_s=0.1, jitter=0)
-    result, attempts = policy.run(call, what="x/y", sleep=sleeps.append)
+    result, attempts = policy.run(
+        call,
+        what="x/y",
+        sleep=sleeps.append,
+        on_retry=lambda n, err, pause: retried.append((n, err.kind, pause)),
+    )
     assert (result, attempts, state["calls"]) == ("ok", 3, 3)
     assert sleeps == [0.5, 0.2]
+    assert retried == [(1, "rate_limit", 0.5), (2, "server", 0.2)]
 
 
 def test_gives_up_with_the_last_error_and_attempt_count() -> None:

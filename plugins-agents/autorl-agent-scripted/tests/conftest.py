@@ -5,7 +5,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from autorl_agent_scripted.agent import RECIPES
+from autorl_agent_scripted.agent import COMMON, recipe_dir
+
+RECIPE_MODULES = ("recipe", "recipe_common", "rounds", "training", "interactive", "explorer")
+"""What the recipes import from code/ (dropped between tests: each test gets fresh copies)."""
 
 
 @pytest.fixture(scope="session")
@@ -13,6 +16,22 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shipped tiny chat model (autorl-model-tiny), materialised once per session."""
     tiny = pytest.importorskip("autorl_model_tiny.model", reason="needs autorl-model-tiny")
     return tiny.TinyModel().materialize(tmp_path_factory.mktemp("models")).path
+
+
+def importable(monkeypatch: pytest.MonkeyPatch, *paths: Path) -> None:
+    """Put ``paths`` first on ``sys.path`` and drop earlier tests' recipe modules."""
+    for path in paths:
+        monkeypatch.syspath_prepend(str(path))
+    for name in (*RECIPE_MODULES, "autorl_kit"):
+        sys.modules.pop(name, None)
+
+
+@pytest.fixture
+def common_helpers(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The common helpers (``recipe_common``, ``rounds``, ``training``, ``interactive``)
+    importable, as in ``code/``; returns their directory."""
+    importable(monkeypatch, COMMON)
+    return COMMON
 
 
 def make_workspace(
@@ -24,7 +43,8 @@ def make_workspace(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Path:
     """A workspace as the harness builds it (data, kit, models/base) for a prepared ``task``,
-    with the ``recipe`` modules importable (fresh: earlier tests' copies are dropped)."""
+    with the common helpers and the ``recipe`` task's recipe modules importable (fresh: earlier
+    tests' copies are dropped)."""
     from autorl.types import TaskContext
 
     prepared = task.prepare(TaskContext(cache_dir=tmp_path / "cache", options=options))
@@ -35,10 +55,7 @@ def make_workspace(
     shutil.copytree(prepared.kit_dir, ws / "kit")
     (ws / "models" / "base").symlink_to(model_dir, target_is_directory=True)
     monkeypatch.setenv("AUTORL_WORKSPACE", str(ws))
-    for path in (ws / "kit", RECIPES / "common", RECIPES / recipe):
-        monkeypatch.syspath_prepend(str(path))
-    for name in ("recipe", "recipe_common", "training", "interactive", "explorer", "autorl_kit"):
-        sys.modules.pop(name, None)
+    importable(monkeypatch, ws / "kit", COMMON, Path(str(recipe_dir(recipe))))
     return ws
 
 
@@ -48,6 +65,17 @@ def gsm8k_workspace(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.Mo
     task = pytest.importorskip("autorl_task_gsm8k.task", reason="needs autorl-task-gsm8k")
     options = {"train_size": 40, "eval_size": 8}
     return make_workspace(task.GSM8KTask(), options, "gsm8k", tmp_path, tiny_model_dir, monkeypatch)
+
+
+@pytest.fixture
+def humaneval_workspace(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A HumanEval workspace (the 82 train problems, kit, models/base), its recipe importable."""
+    task = pytest.importorskip("autorl_task_humaneval.task", reason="needs autorl-task-humaneval")
+    return make_workspace(
+        task.HumanEvalTask(), {}, "humaneval", tmp_path, tiny_model_dir, monkeypatch
+    )
 
 
 @pytest.fixture

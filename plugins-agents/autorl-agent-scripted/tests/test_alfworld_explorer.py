@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from autorl_agent_scripted.agent import RECIPES
+from autorl_agent_scripted.agent import recipe_dir
 
 pytest.importorskip("autorl_task_alfworld", reason="needs autorl-task-alfworld")
 
 
 @pytest.fixture
 def explorer(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.syspath_prepend(str(RECIPES / "alfworld"))
+    monkeypatch.syspath_prepend(str(recipe_dir("alfworld")))  # in autorl_task_alfworld/recipe
+    monkeypatch.delitem(sys.modules, "explorer", raising=False)
     import explorer
 
     return explorer

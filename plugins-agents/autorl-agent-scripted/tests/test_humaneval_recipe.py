@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from autorl_agent_scripted.agent import RECIPES
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
 OTHER_BODY_0 = """    for i in range(len(numbers)):
@@ -28,26 +26,9 @@ OTHER_BODY_0 = """    for i in range(len(numbers)):
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def workspace(humaneval_workspace: Path) -> Path:
     """A HumanEval workspace as the harness builds it; the recipe modules importable."""
-    task = pytest.importorskip("autorl_task_humaneval.task", reason="needs autorl-task-humaneval")
-    from autorl.types import TaskContext
-
-    prepared = task.HumanEvalTask().prepare(TaskContext(cache_dir=tmp_path / "cache", options={}))
-    ws = tmp_path / "workspace"
-    for sub in ("code", "data", "output", "models"):
-        (ws / sub).mkdir(parents=True)
-    shutil.copyfile(prepared.train_files[0], ws / "data" / "train.jsonl")
-    shutil.copytree(prepared.kit_dir, ws / "kit")
-    (ws / "models" / "base").symlink_to(tiny_model_dir, target_is_directory=True)
-    monkeypatch.setenv("AUTORL_WORKSPACE", str(ws))
-    for path in (ws / "kit", RECIPES / "common", RECIPES / "humaneval"):
-        monkeypatch.syspath_prepend(str(path))
-    for name in ("recipe", "recipe_common", "autorl_kit"):
-        sys.modules.pop(name, None)
-    yield ws
-    for name in ("recipe", "recipe_common", "autorl_kit"):
-        sys.modules.pop(name, None)
+    return humaneval_workspace
 
 
 # data format -------------------------------------------------------------------------------------
@@ -180,12 +161,13 @@ def test_sft_phase_with_one_step_changes_the_weights(workspace: Path) -> None:
     """The regression behind proportional warm-up: 1 step must not run at lr 0."""
     import autorl_kit as kit
     import recipe
+    import training
     from recipe_common import load_base
 
     model, tokenizer = load_base(workspace / "models" / "base")
     before = {k: v.clone() for k, v in model.state_dict().items()}
     rows = recipe.sft_rows(kit, tokenizer, recipe.canonical_pairs(kit.load_train()), 256)
-    trained, steps = recipe.run_sft(
+    trained, steps = training.run_sft(
         model,
         tokenizer,
         rows,
@@ -194,6 +176,7 @@ def test_sft_phase_with_one_step_changes_the_weights(workspace: Path) -> None:
         scratch=workspace / "output" / ".trainer",
         batch_size=4,
         epochs=3.0,  # a 60-step cap: the old fixed warm-up would have started at lr 0
+        max_length=None,  # pre-tokenized rows, as the recipe passes them
     )
     assert steps == 1
     after = trained.state_dict()

@@ -24,12 +24,7 @@ def test_expert_rows_are_the_graders_prompts_with_the_experts_actions(
     assert len(rows) == sum(len(kit.expert_episode(i)["steps"]) for i in ids)
 
 
-def test_advantages_are_normalised_within_each_group() -> None:
-    import sys
-
-    from autorl_agent_scripted.agent import RECIPES
-
-    sys.path.insert(0, str(RECIPES / "common"))
+def test_advantages_are_normalised_within_each_group(common_helpers: Path) -> None:
     import interactive
 
     def episode(group: int, reward: float) -> interactive.Episode:
@@ -130,12 +125,7 @@ def test_detached_prompt_still_trains_every_layer(webshop_workspace: Path) -> No
     assert layers and all(grads[n] is not None and grads[n].abs().sum() > 0 for n in layers)
 
 
-def test_length_batches_cover_every_pair_once_in_full_batches() -> None:
-    import sys
-
-    from autorl_agent_scripted.agent import RECIPES
-
-    sys.path.insert(0, str(RECIPES / "common"))
+def test_length_batches_cover_every_pair_once_in_full_batches(common_helpers: Path) -> None:
     import interactive
 
     pairs = [([1] * n, [2]) for n in range(1, 40)]

@@ -1,4 +1,5 @@
-"""The gsm8k recipe's training phases on the tiny model: real TRL SFT/GRPO, real checkpoints."""
+"""The gsm8k recipe's data and the shared training phases (``training.run_sft``, ``run_grpo``)
+on the tiny model: real TRL SFT/GRPO, real checkpoints."""
 
 from __future__ import annotations
 
@@ -23,30 +24,25 @@ def test_sft_rows_use_the_eval_prompt(gsm8k_workspace: Path) -> None:
     }
 
 
-def test_phase_plan_keeps_the_save_reserve() -> None:
-    import importlib
-    import sys
+def test_phase_plan_keeps_the_save_reserve(common_helpers: Path) -> None:
+    import rounds
 
-    from autorl_agent_scripted.agent import RECIPES
-
-    sys.path.insert(0, str(RECIPES / "common"))
-    sys.path.insert(0, str(RECIPES / "gsm8k"))
-    recipe = importlib.import_module("recipe")
-    assert recipe.phase_seconds(100.0, 10.0, 3) == pytest.approx(30.0)
-    assert recipe.phase_seconds(5.0, 10.0, 1) == 0.0
+    assert rounds.phase_seconds(100.0, 10.0, 3) == pytest.approx(30.0)
+    assert rounds.phase_seconds(5.0, 10.0, 1) == 0.0
 
 
 @pytest.mark.parametrize("mode", ["lora", "full"])
 def test_sft_gives_a_loadable_merged_checkpoint(gsm8k_workspace: Path, mode: str) -> None:
     import autorl_kit as kit
     import recipe
+    import training
     from autorl_hf.generation import generate
     from autorl_hf.loading import load_model
     from recipe_common import load_base, save_checkpoint
 
     model, tokenizer = load_base(gsm8k_workspace / "models" / "base")
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    trained, steps = recipe.run_sft(
+    trained, steps = training.run_sft(
         model,
         tokenizer,
         recipe.sft_rows(kit, kit.load_train()),
@@ -75,11 +71,12 @@ def test_sft_gives_a_loadable_merged_checkpoint(gsm8k_workspace: Path, mode: str
 def test_sft_stops_at_its_deadline(gsm8k_workspace: Path) -> None:
     import autorl_kit as kit
     import recipe
+    import training
     from recipe_common import load_base
 
     model, tokenizer = load_base(gsm8k_workspace / "models" / "base")
     started = time.monotonic()
-    _, steps = recipe.run_sft(
+    _, steps = training.run_sft(
         model,
         tokenizer,
         recipe.sft_rows(kit, kit.load_train() * 20),
@@ -96,10 +93,11 @@ def test_sft_stops_at_its_deadline(gsm8k_workspace: Path) -> None:
 def test_grpo_runs_with_the_kit_reward(gsm8k_workspace: Path) -> None:
     import autorl_kit as kit
     import recipe
+    import training
     from recipe_common import load_base, save_checkpoint
 
     model, tokenizer = load_base(gsm8k_workspace / "models" / "base")
-    trained, steps = recipe.run_grpo(
+    trained, steps = training.run_grpo(
         model,
         tokenizer,
         recipe.grpo_rows(kit, kit.load_train()),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from autorl.contracts import load_contract
 from autorl.types import EvalRequest
 
 tiny = pytest.importorskip("autorl_model_tiny.model")
@@ -26,6 +27,7 @@ def test_tiny_model_on_four_problems(tmp_path: Path) -> None:
             eval_path=eval_path,
             config={"max_new_tokens": 24, "batch_size": 4, "timeout_s": 5.0},
             work_dir=tmp_path / "work",
+            contract=load_contract("code", "autorl_task_humaneval.kit"),
         )
     )
     assert result.n == 4

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from autorl_evaluator_code.evaluator import load_protocol, score_programs, settings
+from autorl_evaluator_code.evaluator import score_programs, settings
+
+from autorl.contracts import load_contract
 
 data = pytest.importorskip("autorl_task_humaneval.data")
 
@@ -14,7 +16,7 @@ def problems() -> list[dict]:
 
 
 def test_canonical_pass_and_wrong_fail(problems: list[dict]) -> None:
-    protocol = load_protocol("autorl_task_humaneval.kit")
+    protocol = load_contract("code", "autorl_task_humaneval.kit")
     right = [[p["canonical_solution"]] for p in problems]
     wrong = [["    return None\n"] for _ in problems]
     cfg = settings({"timeout_s": 10.0})
@@ -26,7 +28,7 @@ def test_canonical_pass_and_wrong_fail(problems: list[dict]) -> None:
 
 
 def test_pass_at_k_from_mixed_samples(problems: list[dict]) -> None:
-    protocol = load_protocol("autorl_task_humaneval.kit")
+    protocol = load_contract("code", "autorl_task_humaneval.kit")
     two = problems[:2]
     samples = [[two[0]["canonical_solution"], "    return None\n"], ["    return None\n"] * 2]
     cfg = settings({"n": 2, "temperature": 0.8, "k": [2]})

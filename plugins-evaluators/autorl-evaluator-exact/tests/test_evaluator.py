@@ -6,13 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from autorl_evaluator_exact.evaluator import (
-    ExactMatchEvaluator,
-    load_protocol,
-    read_examples,
-    settings,
-)
+from autorl_evaluator_exact.evaluator import ExactMatchEvaluator, read_examples, settings
 
+from autorl.contracts import load_contract
 from autorl.errors import ConfigError
 from autorl.testing import conformance
 from autorl.types import EvalRequest
@@ -35,9 +31,10 @@ def request(model: Path, eval_path: Path, work: Path, progress=None, **config) -
     return EvalRequest(
         model_dir=model,
         eval_path=eval_path,
-        config={"protocol": "addition_protocol", "max_new_tokens": 24, "batch_size": 4, **config},
+        config={"max_new_tokens": 24, "batch_size": 4, **config},
         work_dir=work,
         progress=progress,
+        contract=load_contract("answer", "addition_protocol"),
     )
 
 
@@ -100,9 +97,9 @@ def test_limit_scores_the_first_examples(tiny_model_dir: Path, tmp_path: Path) -
 @pytest.mark.parametrize(
     ("config", "message"),
     [
-        ({"max_new_token": 5}, "unknown option"),
-        ({"batch_size": 0}, "positive integer"),
-        ({"max_new_tokens": "many"}, "positive integer"),
+        ({"max_new_token": 5}, "unknown option 'max_new_token' .did you mean 'max_new_tokens'"),
+        ({"batch_size": 0}, "batch_size: Input should be greater than 0 .got 0."),
+        ({"max_new_tokens": "many"}, "max_new_tokens: Input should be a valid integer"),
     ],
 )
 def test_bad_config_is_a_precise_error(config: dict, message: str) -> None:
@@ -110,12 +107,18 @@ def test_bad_config_is_a_precise_error(config: dict, message: str) -> None:
         settings(config)
 
 
-def test_protocol_module_is_checked() -> None:
-    assert load_protocol("autorl_task_gsm8k.kit").extract_answer("#### 3") == "3"
-    with pytest.raises(ConfigError, match="cannot import protocol module"):
-        load_protocol("no_such_protocol_module")
-    with pytest.raises(ConfigError, match="lacks build_messages"):
-        load_protocol("json")
+def test_the_contract_is_checked() -> None:
+    assert load_contract("answer", "autorl_task_gsm8k.kit").extract_answer("#### 3") == "3"
+    with pytest.raises(ConfigError, match="cannot be imported"):
+        load_contract("answer", "no_such_contract_module")
+    with pytest.raises(ConfigError, match="lacks build_messages, extract_answer, normalize"):
+        load_contract("answer", "json")
+
+
+def test_without_a_contract_the_error_says_where_it_comes_from(tmp_path: Path) -> None:
+    bare = EvalRequest(model_dir=tmp_path, eval_path=tmp_path / "e", config={}, work_dir=tmp_path)
+    with pytest.raises(ConfigError, match="needs the task's 'answer' contract"):
+        ExactMatchEvaluator().evaluate(bare)
 
 
 def test_eval_file_errors_name_file_and_line(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from autorl_evaluator_judge.evaluator import JudgeEvaluator, read_examples
 from conftest import EXAMPLES, write_eval
 
+from autorl.contracts import load_contract
 from autorl.errors import AutorlError, ConfigError
 from autorl.testing import conformance
 from autorl.types import EvalRequest
@@ -20,7 +21,6 @@ FIRST_SHOWN_LOSES = {"default": "M"}
 
 def config(tmp_path: Path, **overrides) -> dict:
     return {
-        "protocol": "plain_protocol",
         "judge": "scripted/always-second",
         "judge_options": {"script": FIRST_SHOWN_LOSES},
         "cache_dir": str(tmp_path / "judge-cache"),
@@ -32,7 +32,12 @@ def config(tmp_path: Path, **overrides) -> dict:
 
 def request(model: Path, eval_path: Path, work: Path, cfg: dict, progress=None) -> EvalRequest:
     return EvalRequest(
-        model_dir=model, eval_path=eval_path, config=cfg, work_dir=work, progress=progress
+        model_dir=model,
+        eval_path=eval_path,
+        config=cfg,
+        work_dir=work,
+        progress=progress,
+        contract=load_contract("judge", "plain_protocol"),
     )
 
 
@@ -109,7 +114,7 @@ def test_a_bad_judge_fails_before_any_generation(eval_path: Path, tmp_path: Path
                 config(tmp_path, judge_options={"script": FIRST_SHOWN_LOSES, "colour": 1}),
             )
         )
-    with pytest.raises(ConfigError, match="cannot import protocol module"):
+    with pytest.raises(ConfigError, match="unknown option 'protocol'"):
         JudgeEvaluator().evaluate(
             request(missing_model, eval_path, tmp_path / "w", config(tmp_path, protocol="nope"))
         )

@@ -12,6 +12,7 @@ from autorl_evaluator_judge.evaluator import JudgeEvaluator
 from autorl_evaluator_judge.judging import JudgeError
 from conftest import EXAMPLES, KEY
 
+from autorl.contracts import load_contract
 from autorl.drivers.fake_provider import Answer, Delay, Fail, FakeProvider
 from autorl.types import EvalRequest
 
@@ -38,13 +39,18 @@ def anthropic_judge(fake: FakeProvider, **options) -> dict:
 
 def evaluate(model: Path, eval_path: Path, work: Path, **cfg) -> object:
     config = {
-        "protocol": "plain_protocol",
         "max_new_tokens": 12,
         "cache_dir": str(work.parent / "judge-cache"),
         **cfg,
     }
     return JudgeEvaluator().evaluate(
-        EvalRequest(model_dir=model, eval_path=eval_path, config=config, work_dir=work)
+        EvalRequest(
+            model_dir=model,
+            eval_path=eval_path,
+            config=config,
+            work_dir=work,
+            contract=load_contract("judge", "plain_protocol"),
+        )
     )
 
 

@@ -19,18 +19,18 @@ def test_defaults_fill_in() -> None:
 @pytest.mark.parametrize(
     ("config", "message"),
     [
-        ({}, "judge=None is not a driver name"),
+        ({}, "judge: Field required"),
         ({"judge": "gpt-4.1"}, "not a driver name"),
-        ({**GOOD, "judges": "x/y"}, "unknown option"),
-        ({**GOOD, "batch_size": 0}, "batch_size=0 must be a positive integer"),
-        ({**GOOD, "concurrency": "4"}, "concurrency='4' must be a positive integer"),
-        ({**GOOD, "judge_temperature": 3}, r"must be a number in \[0, 2\]"),
-        ({**GOOD, "stream": "yes"}, "must be true or false"),
-        ({**GOOD, "cassette_mode": "play"}, "cassette_mode='play' is not one of"),
+        ({**GOOD, "judges": "x/y"}, r"unknown option 'judges' \(did you mean 'judge'\?\)"),
+        ({**GOOD, "batch_size": 0}, r"batch_size: Input should be greater than 0 \(got 0\)"),
+        ({**GOOD, "concurrency": "four"}, "concurrency: Input should be a valid integer"),
+        ({**GOOD, "judge_temperature": 3}, "judge_temperature: Input should be less than or"),
+        ({**GOOD, "stream": "yes"}, "stream: Input should be a valid boolean"),
+        ({**GOOD, "cassette_mode": "play"}, "cassette_mode: Input should be 'record', 'replay'"),
         ({**GOOD, "cassette_mode": "replay"}, "needs a cassette"),
-        ({**GOOD, "glm": "length_controlled_v9"}, "glm='length_controlled_v9'"),
-        ({**GOOD, "judge_options": ["timeout_s", 3]}, "must be a table"),
-        ({**GOOD, "limit": -1}, "limit=-1 must be a positive integer"),
+        ({**GOOD, "glm": "length_controlled_v9"}, "glm: Input should be"),
+        ({**GOOD, "judge_options": ["timeout_s", 3]}, "judge_options: Input should be a valid"),
+        ({**GOOD, "limit": -1}, "limit: Input should be greater than 0"),
     ],
 )
 def test_bad_options(config: dict, message: str) -> None:

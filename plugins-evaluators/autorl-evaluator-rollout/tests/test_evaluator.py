@@ -10,6 +10,7 @@ import counter_protocol as counter
 import pytest
 from autorl_evaluator_rollout.evaluator import RolloutEvaluator
 
+from autorl.contracts import load_contract
 from autorl.errors import ConfigError
 from autorl.testing import conformance
 from autorl.types import EvalRequest
@@ -31,8 +32,8 @@ def counter_request(model: Path, tmp_path: Path, targets=(0, 1, 2, 0, 1), progre
     return EvalRequest(
         model_dir=model,
         eval_path=eval_path,
+        contract=load_contract("interactive", "counter_protocol"),
         config={
-            "protocol": "counter_protocol",
             "max_new_tokens": 8,
             "batch_size": 4,
             "max_steps": 3,
@@ -50,8 +51,8 @@ def webshop_request(model: Path, work: Path, batch_size: int, sessions: int = 6)
     return EvalRequest(
         model_dir=model,
         eval_path=DATA_DIR / "goals_eval.json",
+        contract=load_contract("interactive", "autorl_task_webshop.protocol"),
         config={
-            "protocol": "autorl_task_webshop.protocol",
             "max_new_tokens": 24,
             "batch_size": batch_size,
             "history_window": 2,

@@ -35,7 +35,7 @@ def test_prepare_splits_config_and_metric(prepared: PreparedTask) -> None:
     assert (len(train), len(_eval_rows(prepared))) == (120, 40)
     assert prepared.evaluator == "rollout" and prepared.metric == "success_rate"
     config = prepared.evaluator_config
-    assert config["protocol"] == "autorl_task_alfworld.protocol"
+    assert prepared.contract == "autorl_task_alfworld.protocol"
     assert config["max_steps"] == 50 and config["temperature"] == 0.0
     assert {"max_new_tokens", "batch_size", "history_window"} <= set(config)
     assert "Your task is to" in prepared.description and "success rate" in prepared.description
@@ -55,13 +55,13 @@ def test_options_resize_and_limit(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"split": "x"}, "unknown task option"),
-        ({"eval_size": 0}, "eval_size=0 must be a positive integer"),
-        ({"max_steps": "10"}, "max_steps='10' must be a positive integer"),
-        ({"train_size": True}, "train_size=True must be a positive integer"),
+        ({"split": "x"}, "unknown option 'split'"),
+        ({"eval_size": 0}, "eval_size: Input should be greater than 0"),
+        ({"max_steps": "10"}, "max_steps: Input should be a valid integer"),
+        ({"train_size": True}, "train_size: Input should be a valid integer"),
         ({"eval_size": 41}, "the shipped set has 40 eval games"),
         ({"data_path": "/nonexistent/alfworld"}, "is not a directory"),
-        ({"data_path": 3}, "must be a path string"),
+        ({"data_path": 3}, "data_path: Input is not a valid path"),
     ],
 )
 def test_bad_options_are_precise_errors(tmp_path: Path, options: dict, message: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
@@ -34,11 +35,14 @@ def test_load_train_reads_the_workspace_split(
 
 
 def test_recipe_trains_on_the_eval_prompt_format(monkeypatch: pytest.MonkeyPatch) -> None:
-    agent = pytest.importorskip("autorl_agent_scripted.agent")
+    agent = pytest.importorskip("autorl_agent_scripted.agent")  # the common helpers
     assert "alpacaeval" in agent.available_recipes()
-    for sub in ("common", "alpacaeval"):
-        monkeypatch.syspath_prepend(str(agent.RECIPES / sub))
-    sys.modules.pop("recipe", None)
+    here = files("autorl_task_alpacaeval") / "recipe"  # the recipe this package ships
+    assert agent.recipe_dir("alpacaeval") == here
+    for path in (agent.COMMON, here):
+        monkeypatch.syspath_prepend(str(path))
+    for name in ("recipe", "recipe_common", "rounds", "training"):
+        sys.modules.pop(name, None)
     recipe = importlib.import_module("recipe")
     try:
         rows = recipe.sft_rows(
@@ -62,5 +66,5 @@ def test_recipe_trains_on_the_eval_prompt_format(monkeypatch: pytest.MonkeyPatch
         args = recipe.parse_args(["--rounds", "1", "--epochs", "0.5"])
         assert (args.mode, args.rounds, args.epochs) == ("lora", 1, 0.5)
     finally:
-        for name in ("recipe", "recipe_common"):
+        for name in ("recipe", "recipe_common", "rounds", "training"):
             sys.modules.pop(name, None)

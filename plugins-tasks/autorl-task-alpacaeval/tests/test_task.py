@@ -81,9 +81,9 @@ def test_sizes_and_judge_options(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"eval_sise": 3}, "unknown task option"),
-        ({"eval_size": 0}, "must be a positive integer"),
-        ({"train_size": "10"}, "must be a positive integer"),
+        ({"eval_sise": 3}, r"unknown option 'eval_sise' \(did you mean 'eval_size'\?\)"),
+        ({"eval_size": 0}, "eval_size: Input should be greater than 0"),
+        ({"train_size": "ten"}, "train_size: Input should be a valid integer"),
         ({"judge": "gpt-4.1"}, "not a driver name"),
         ({"data_path": "/no/such/dir"}, "not a directory"),
     ],

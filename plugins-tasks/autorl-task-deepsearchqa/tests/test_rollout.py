@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from autorl.contracts import prepared_contract
 from autorl.registry import get_registry
 from autorl.types import EvalRequest
 
@@ -34,6 +35,7 @@ def test_rollout_evaluator_scores_the_tiny_model(
             eval_path=prepared.eval_path,
             config=config,
             work_dir=tmp_path / "work",
+            contract=prepared_contract(get_registry(), "deepsearchqa", prepared)[1],
         )
     )
     print(json.dumps(dict(result.metrics)))

@@ -32,7 +32,7 @@ def test_prepare_splits_config_and_metric(prepared, prepare, tmp_path: Path) -> 
     assert {q.answer_type for q in evals} == {"single", "set"}
     assert prepared.evaluator == "rollout" and prepared.metric == "accuracy"
     config = prepared.evaluator_config
-    assert config["protocol"] == "autorl_task_deepsearchqa.protocol"
+    assert prepared.contract == "autorl_task_deepsearchqa.protocol"
     assert (config["max_steps"], config["top_k"], config["judge"]) == (6, 3, "rule")
     assert config["search_backend"] == "bm25" and Path(config["corpus_path"]).is_file()
     assert {"max_new_tokens", "batch_size", "history_window", "temperature"} <= set(config)
@@ -47,11 +47,11 @@ def test_prepare_splits_config_and_metric(prepared, prepare, tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"split": "x"}, "unknown task option"),
-        ({"eval_size": 0}, "eval_size=0 must be an integer from 1"),
-        ({"train_size": "10"}, "train_size='10' must be an integer"),
-        ({"max_steps": 99}, "max_steps=99 must be an integer from 1 to 50"),
-        ({"top_k": True}, "top_k=True must be an integer"),
+        ({"split": "x"}, "unknown option 'split'"),
+        ({"eval_size": 0}, "eval_size: Input should be greater than 0"),
+        ({"train_size": "10"}, "train_size: Input should be a valid integer"),
+        ({"max_steps": 99}, r"max_steps: Input should be less than or equal to 50 \(got 99\)"),
+        ({"top_k": True}, "top_k: Input should be a valid integer"),
         ({"eval_size": 101}, "eval_size=101 but the shipped data has 100"),
         ({"data_path": "/nonexistent/dsqa"}, "data_path /nonexistent/dsqa does not exist"),
         ({"search_backend": "bm52"}, "unknown search_backend 'bm52'"),

@@ -35,7 +35,8 @@ def test_offline_split_is_disjoint_and_well_formed(tmp_path: Path) -> None:
     assert (len(train), len(evals)) == (60, 20)
     assert prepared.split == "offline-gsm-symbolic"
     assert prepared.evaluator == "exact"
-    assert prepared.evaluator_config["protocol"] == "autorl_task_gsm8k.kit"
+    assert prepared.contract == "autorl_task_gsm8k.kit"
+    assert "protocol" not in prepared.evaluator_config
     eval_questions = {data.normalize_question(r["question"]) for r in evals}
     train_questions = [data.normalize_question(r["question"]) for r in train]
     assert not eval_questions & set(train_questions)
@@ -93,10 +94,10 @@ def test_description_states_metric_prompt_and_format(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"train_sise": 10}, "unknown task option"),
-        ({"train_size": 0}, "positive integer"),
-        ({"eval_size": "ten"}, "positive integer"),
-        ({"source": "web"}, "must be 'offline'"),
+        ({"train_sise": 10}, r"unknown option 'train_sise' \(did you mean 'train_size'\?\)"),
+        ({"train_size": 0}, r"train_size: Input should be greater than 0 \(got 0\)"),
+        ({"eval_size": "ten"}, "eval_size: Input should be a valid integer"),
+        ({"source": "web"}, "source: Input should be 'offline', 'local' or 'hub'"),
         ({"source": "local"}, "needs data_path"),
         ({"data_path": "/nonexistent/gsm8k"}, "not a directory"),
     ],

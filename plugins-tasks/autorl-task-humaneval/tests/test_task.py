@@ -30,7 +30,7 @@ def test_reference_split_82_82_disjoint(prepared) -> None:
     assert not {r["task_id"] for r in train} & {r["task_id"] for r in evals}
     assert set(train[0]) == {"task_id", "prompt", "canonical_solution", "test", "entry_point"}
     assert prepared.evaluator == "code" and prepared.metric == "pass@1"
-    assert prepared.evaluator_config["protocol"] == "autorl_task_humaneval.kit"
+    assert prepared.contract == "autorl_task_humaneval.kit"
     assert "pass@1" in prepared.description and "384" in prepared.description
 
 
@@ -68,9 +68,9 @@ def test_extract_code_continuation_and_fence() -> None:
 
 
 def test_bad_options_are_precise_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="unknown task option"):
+    with pytest.raises(ConfigError, match="unknown option"):
         HumanEvalTask().prepare(TaskContext(cache_dir=tmp_path, options={"splt": "x"}))
-    with pytest.raises(ConfigError, match="split='random'"):
+    with pytest.raises(ConfigError, match=r"split: Input should be .reference."):
         HumanEvalTask().prepare(TaskContext(cache_dir=tmp_path, options={"split": "random"}))
     with pytest.raises(ConfigError, match="not a file"):
         HumanEvalTask().prepare(

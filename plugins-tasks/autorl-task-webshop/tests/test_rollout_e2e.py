@@ -12,6 +12,7 @@ from autorl_task_webshop.catalog import Goal, load_goals
 from autorl_task_webshop.expert import expert_actions
 from autorl_task_webshop.task import DATA_DIR, WebShopTask
 
+from autorl.contracts import prepared_contract
 from autorl.errors import ConfigError
 from autorl.types import EvalRequest, TaskContext
 
@@ -119,12 +120,14 @@ def test_the_tiny_model_plays_the_prepared_task_through_the_registry(tmp_path: P
         TaskContext(cache_dir=tmp_path / "cache", options={"eval_size": 4, "max_steps": 3})
     )
     evaluator = get_registry().create("evaluator", prepared.evaluator)
+    _, contract = prepared_contract(get_registry(), "webshop", prepared)
     result = evaluator.evaluate(
         EvalRequest(
             model_dir=tiny.TinyModel().materialize(tmp_path / "models").path,
             eval_path=prepared.eval_path,
             config={**prepared.evaluator_config, "max_new_tokens": 16, "device": "cpu"},
             work_dir=tmp_path / "work",
+            contract=contract,
         )
     )
     assert result.n == 4 and 0.0 <= result.score <= 100.0
@@ -139,5 +142,6 @@ def test_the_tiny_model_plays_the_prepared_task_through_the_registry(tmp_path: P
                 eval_path=prepared.eval_path,
                 config={**prepared.evaluator_config, "max_step": 3},
                 work_dir=tmp_path / "work",
+                contract=contract,
             )
         )

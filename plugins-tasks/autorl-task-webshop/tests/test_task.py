@@ -33,7 +33,7 @@ def test_prepare_splits_config_and_metric(tmp_path: Path) -> None:
     assert (len(train), len(evals)) == (500, 40)
     assert prepared.evaluator == "rollout" and prepared.metric == "success_rate"
     config = prepared.evaluator_config
-    assert config["protocol"] == "autorl_task_webshop.protocol_compact"
+    assert prepared.contract == "autorl_task_webshop.protocol_compact"
     assert config["max_steps"] == 8 and config["max_new_tokens"] == 24
     assert Path(config["catalog_path"]).is_file()
     assert {"max_new_tokens", "batch_size", "history_window"} <= set(config)
@@ -44,7 +44,7 @@ def test_prepare_splits_config_and_metric(tmp_path: Path) -> None:
 
 def test_prompt_style_reaches_the_grader_and_the_kit(tmp_path: Path) -> None:
     react = prepare(tmp_path, prompt="react", eval_size=100)
-    assert react.evaluator_config["protocol"] == "autorl_task_webshop.protocol"
+    assert react.contract == "autorl_task_webshop.protocol"
     assert len(load_goals(react.eval_path)) == 100
     compact = prepare(tmp_path)
     assert compact.kit_dir != react.kit_dir
@@ -65,11 +65,11 @@ def test_options_resize_and_limit(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"split": "x"}, "unknown task option"),
-        ({"eval_size": 0}, "eval_size=0 must be a positive integer"),
-        ({"max_steps": "10"}, "max_steps='10' must be a positive integer"),
+        ({"split": "x"}, "unknown option 'split'"),
+        ({"eval_size": 0}, r"eval_size: Input should be greater than 0 \(got 0\)"),
+        ({"max_steps": "ten"}, "max_steps: Input should be a valid integer"),
         ({"eval_size": 101}, "has 100 eval goals"),
-        ({"prompt": "verbose"}, "prompt='verbose' is not a prompt style"),
+        ({"prompt": "verbose"}, "prompt: Input should be 'compact' or 'react'"),
         ({"data_path": "/nonexistent/webshop"}, "is not a directory"),
     ],
 )

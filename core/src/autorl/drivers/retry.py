@@ -2,6 +2,7 @@
 
 Backends turn the SDKs' own retries off and let this policy decide, so every provider behaves
 the same way and every retry is visible (attempt counts land in responses and the call log).
+The loop itself is tenacity's; this module says *what* is retried and *how long* to wait.
 Errors are classified by duck typing (``status_code``, ``response.headers``, class names), so this
 module imports no SDK.
 """
@@ -13,7 +14,9 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
+
+import tenacity
 
 from autorl.drivers.errors import (
     DriverAPIError,
@@ -177,39 +180,50 @@ class RetryPolicy:
         DriverAPIError at once for errors no retry can fix.
         """
 
-        def _classify(exc: BaseException) -> Exception | None:
-            found = classify(exc) if classify else None
-            return found or classify_exception(exc, what)
-
-        last: TransientError | None = None
-        for attempt in range(1, self.max_attempts + 1):
+        def attempt() -> T:
             try:
-                return call(), attempt
+                return call()
             except Exception as exc:
-                mapped = _classify(exc)
-                if mapped is None:
+                mapped = (classify(exc) if classify else None) or classify_exception(exc, what)
+                if mapped is None or mapped is exc:
                     raise
-                if mapped is exc and not isinstance(exc, TransientError):
-                    raise
-                if not isinstance(mapped, TransientError):
-                    raise mapped from exc
-                last = mapped
-                if mapped.kind == "timeout" and not self.retry_on_timeout:
-                    break
-                if attempt == self.max_attempts:
-                    break
-                pause = self.delay(attempt, mapped.retry_after)
-                if on_retry:
-                    on_retry(attempt, mapped, pause)
-                sleep(pause)
-        assert last is not None
+                raise mapped from exc
+
+        def retryable(exc: BaseException) -> bool:
+            timeout = getattr(exc, "kind", None) == "timeout"
+            return isinstance(exc, TransientError) and (self.retry_on_timeout or not timeout)
+
+        # tenacity calls ``wait`` and ``before_sleep`` only after a retryable TransientError
+        def wait(state: Any) -> float:
+            return self.delay(state.attempt_number, state.outcome.exception().retry_after)
+
+        def notify(state: Any) -> None:
+            if on_retry:
+                error, pause = state.outcome.exception(), state.next_action.sleep
+                on_retry(state.attempt_number, error, pause)
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.max_attempts),
+            wait=wait,
+            retry=tenacity.retry_if_exception(retryable),
+            sleep=sleep,
+            before_sleep=notify,
+            reraise=True,
+        )
+        try:
+            result = retrying(attempt)
+        except TransientError as last:
+            self._give_up(last, retrying.statistics["attempt_number"], what)
+        return result, retrying.statistics["attempt_number"]
+
+    def _give_up(self, last: TransientError, attempt: int, what: str) -> NoReturn:
         attempts = f"{attempt} attempt{'s' if attempt > 1 else ''}"
         if last.kind == "timeout":
             raise DriverTimeoutError(
                 f"{what}: no answer within {self.timeout_s:g} s ({attempts})",
                 hint="raise the driver option timeout_s, or check that the provider is reachable",
-            )
+            ) from last
         raise DriverUnavailableError(
             f"{what}: gave up after {attempts}; last error: {last.detail}",
             hint="the provider kept failing: retry later, or raise max_attempts",
-        )
+        ) from last

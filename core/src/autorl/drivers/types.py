@@ -12,12 +12,12 @@ callers already speak); each backend converts it to its provider's wire format:
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from autorl.digest import json_digest, short
 from autorl.drivers.errors import DriverRequestError
 
 ROLES = ("user", "assistant", "tool")
@@ -265,8 +265,7 @@ class ChatRequest:
 def request_key(backend: str, model: str, request: ChatRequest) -> str:
     """A stable hash of (backend, model, request without metadata): the cassette's lookup key."""
     payload = {"backend": backend, "model": model, "request": request.to_dict(with_metadata=False)}
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:24]
+    return short(json_digest(payload), 24)
 
 
 @dataclass(frozen=True)

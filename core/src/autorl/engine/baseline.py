@@ -6,12 +6,11 @@ hash, the base model's weight hash, the evaluator and its configuration.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
+from autorl.digest import json_digest, short
 from autorl.engine.records_io import write_json
 from autorl.paths import cache_dir
 
@@ -25,19 +24,15 @@ def baseline_key(
     evaluator: str,
     evaluator_config: Mapping[str, Any],
 ) -> str:
-    blob = json.dumps(
-        {
-            "task": task,
-            "task_version": task_version,
-            "eval": eval_hash,
-            "model": model_hash,
-            "evaluator": evaluator,
-            "evaluator_config": dict(evaluator_config),
-        },
-        sort_keys=True,
-        default=str,
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()
+    payload = {
+        "task": task,
+        "task_version": task_version,
+        "eval": eval_hash,
+        "model": model_hash,
+        "evaluator": evaluator,
+        "evaluator_config": dict(evaluator_config),
+    }
+    return short(json_digest(payload), 64)
 
 
 def cached_baseline(key: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -53,13 +48,3 @@ def cached_baseline(key: str, compute: Callable[[], dict[str, Any]]) -> dict[str
     result = compute()
     write_json(path, {**result, "cache_key": key})
     return {**result, "cached": False, "cache_key": key}
-
-
-def file_hash(paths: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(path.name.encode() + b"\0")
-        with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    return "sha256:" + digest.hexdigest()

@@ -26,7 +26,8 @@ from autorl.checkpoints import (
     hash_weights,
 )
 from autorl.config import RunConfig
-from autorl.engine.baseline import baseline_key, cached_baseline, file_hash
+from autorl.digest import file_digest
+from autorl.engine.baseline import baseline_key, cached_baseline
 from autorl.engine.budget import BudgetClock
 from autorl.engine.console import RunConsole
 from autorl.engine.diskwatch import DiskWatch
@@ -158,22 +159,46 @@ class Run:
             raise AutorlError(f"task {self.task.name!r} lists its eval split as a train file")
         self.model_info = self.model.materialize(cache_dir("models"))
         self.evaluator = self.registry.create("evaluator", self.prepared.evaluator)
+        self.contract = self._contract()
         self.evaluator_config = {
             **dict(self.prepared.evaluator_config),
             **self.config.evaluator_options,
             "device": self.config.device,
         }
+        check = getattr(self.evaluator, "check_config", None)
+        if check is not None:  # a typo in an evaluator option fails here, before the baseline
+            check(dict(self.evaluator_config), self.contract)
         self.base_hash = hash_weights(self.model_info.path)
         self.base_tree_hash = hash_tree(self.model_info.path)
         from autorl.sandbox.runtime import build_runtime
 
         self.runtime = build_runtime(self.prepared.kit_requires)
         self.hashes = {
-            "train": file_hash(list(self.prepared.train_files)),
-            "eval": file_hash([self.prepared.eval_path]),
+            "train": file_digest(self.prepared.train_files),
+            "eval": file_digest([self.prepared.eval_path]),
             "base_model": self.base_hash,
             "base_model_files": self.base_tree_hash,
         }
+
+    def _contract(self) -> Any:
+        """The task's implementation of its evaluator's contract, loaded and checked once;
+        the first eval rows are checked too, so a mismatch fails before the baseline."""
+        from autorl.contracts import check_rows, prepared_contract
+
+        ref, contract = prepared_contract(self.registry, self.config.task, self.prepared)
+        self.contract_ref: str | None = ref
+        if contract is None:
+            return None
+        kind = self.registry.get("evaluator", self.prepared.evaluator).spec.contract
+        who = f"task {self.task.name!r}"
+        problems = check_rows(kind, self.prepared.eval_path)
+        if problems:
+            raise ConfigError(
+                f"{who}: its eval rows do not fit evaluator {self.prepared.evaluator!r}: "
+                + "; ".join(problems[:3]),
+                hint=f"write the fields the {kind!r} contract reads (docs/evaluators/)",
+            )
+        return contract
 
     def _write_manifest(self) -> None:
         write_json(
@@ -191,6 +216,7 @@ class Run:
                     "metric": self.prepared.metric,
                     "evaluator": self.prepared.evaluator,
                     "evaluator_config": self.evaluator_config,
+                    "contract": self.contract_ref,
                 },
                 "model": {"name": self.config.model, "path": str(self.model_info.path)},
                 "sandbox": self.sandbox_info(),
@@ -222,6 +248,7 @@ class Run:
                 work_dir=work_dir,
                 seed=self.config.seed,
                 progress=console.eval_progress(label),
+                contract=self.contract,
             )
         )
         return {
@@ -239,7 +266,10 @@ class Run:
             eval_hash=self.hashes["eval"],
             model_hash=self.base_hash,
             evaluator=self.prepared.evaluator,
-            evaluator_config={k: v for k, v in self.evaluator_config.items() if k != "device"},
+            evaluator_config={
+                **{k: v for k, v in self.evaluator_config.items() if k != "device"},
+                "contract": self.contract_ref,
+            },
         )
         result = cached_baseline(
             key,

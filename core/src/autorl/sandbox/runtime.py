@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import importlib.metadata as md
 import json
 import os
@@ -24,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from autorl.digest import json_digest, short
 from autorl.errors import ConfigError
 from autorl.paths import cache_dir
 
@@ -128,16 +128,8 @@ def _parse(requirement: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _digest(dists: dict[str, str]) -> str:
-    blob = json.dumps(
-        {
-            "builder": BUILDER_VERSION,
-            "python": sys.version,
-            "base": sys.base_prefix,
-            "dists": dists,
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    payload = {"builder": BUILDER_VERSION, "python": sys.version, "base": sys.base_prefix}
+    return short(json_digest({**payload, "dists": dists}))
 
 
 @contextlib.contextmanager

@@ -180,6 +180,32 @@ class TaskConformance(PluginConformance):
                     continue
                 assert row not in eval_rows, f"{path} contains an eval example: {line[:200]}"
 
+    def test_fits_the_evaluator_it_names(self, tmp_path: Path) -> None:
+        """The contract the evaluator needs is published and complete, the eval rows have the
+        fields it reads, and it accepts the evaluator config the task prepares: what a run
+        checks before its baseline."""
+        from autorl.contracts import check_rows, load_contract
+        from autorl.registry import get_registry
+
+        prepared = self.prepare(tmp_path / "cache")
+        registry = get_registry()
+        try:
+            evaluator_spec = registry.get("evaluator", prepared.evaluator).spec
+        except Exception as exc:
+            pytest.fail(f"the task names evaluator {prepared.evaluator!r}, not installed: {exc}")
+        kind = getattr(evaluator_spec, "contract", None)
+        contract = None
+        if kind:
+            spec = self.registry().get("task", self.component_name()).spec
+            ref = prepared.contract or getattr(spec, "contract", None)
+            contract = load_contract(kind, ref, who=f"task {self.component_name()!r}")
+            problems = check_rows(kind, Path(prepared.eval_path))
+            assert not problems, "; ".join(problems)
+        evaluator = registry.create("evaluator", prepared.evaluator)
+        check = getattr(evaluator, "check_config", None)
+        if check is not None:
+            check(dict(prepared.evaluator_config), contract)
+
     def test_prepare_is_repeatable_on_the_same_cache(self, tmp_path: Path) -> None:
         first = self.prepare(tmp_path / "cache")
         second = self.prepare(tmp_path / "cache")

@@ -1,7 +1,10 @@
 """The ``scripted`` agent: copies the task's reference recipe into ``code/`` and runs it.
 
-A recipe lives in ``recipes/<task>/`` (entry script ``recipe.py``); the files of
-``recipes/common/`` are copied next to it. Adding a task's recipe means adding a directory.
+Each task ships its own recipe: its ``TaskSpec(recipe="package:directory")`` names a directory
+of the task's package holding ``recipe.py`` and its modules. The agent finds it through the
+registry, copies the shared helpers (``recipes/common/*.py`` of this package: the grader
+client, the clock, ``run_rounds``, ``lora_config``, ``run_sft``...) and the recipe's ``*.py``
+into ``workspace/code/`` and runs ``code/recipe.py``. The agent knows no task.
 ``[agent_options]`` become the recipe's command-line flags: ``{"mode": "full", "rounds": 1}``
 runs ``python code/recipe.py --mode full --rounds 1``; ``true`` gives a bare flag.
 """
@@ -9,34 +12,62 @@ runs ``python code/recipe.py --mode full --rounds 1``; ``true`` gives a bare fla
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Mapping
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from autorl.errors import ConfigError
+from autorl.errors import ConfigError, RegistryError
+from autorl.registry import get_registry
 from autorl.types import AgentContext, AgentLaunch
 
-RECIPES = Path(__file__).resolve().parent / "recipes"
-COMMON = "common"
+COMMON = Path(__file__).resolve().parent / "recipes" / "common"
+"""The task-independent helpers every recipe may import (copied next to it)."""
 ENTRY = "recipe.py"
 FLAG_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
+HOW_TO_ADD = (
+    "a task adds one as a directory of its package holding recipe.py (for example "
+    "{package}/recipe/) registered in its plugin.py with TaskSpec(..., "
+    'recipe="{package}:recipe"); see docs/agents/scripted.md'
+)
 
 
 def available_recipes() -> list[str]:
-    """Tasks that have a recipe directory with an entry script."""
-    return sorted(d.name for d in RECIPES.iterdir() if d.name != COMMON and (d / ENTRY).is_file())
+    """The installed tasks whose spec names a recipe."""
+    entries = get_registry().entries("task")
+    return sorted({e.name for e in entries if getattr(e.spec, "recipe", None)})
 
 
-def recipe_dir(task: str) -> Path:
-    directory = RECIPES / task
-    if task == COMMON or not (directory / ENTRY).is_file():
-        raise ConfigError(
-            f"agent 'scripted' has no recipe for task {task!r}",
-            hint=f"recipes exist for: {', '.join(available_recipes())}; add one as "
-            f"autorl_agent_scripted/recipes/{task}/recipe.py, or pick another agent",
+def recipe_dir(task: str) -> Traversable:
+    """The directory of ``task``'s recipe, from the ``recipe`` field of its spec."""
+
+    def missing(why: str, package: str = "<package>") -> ConfigError:
+        recipes = ", ".join(available_recipes()) or "(none)"
+        return ConfigError(
+            f"agent 'scripted' has no recipe for task {task!r}: {why}",
+            hint=f"tasks with a recipe: {recipes}; " + HOW_TO_ADD.format(package=package),
         )
-    return directory
+
+    try:
+        spec = get_registry().get("task", task).spec
+    except RegistryError as exc:
+        raise missing(exc.message) from None
+    own = spec.factory.split(":")[0].split(".")[0]  # the task's package, for the hint
+    recipe = getattr(spec, "recipe", None)
+    if not recipe:
+        raise missing("its TaskSpec names no recipe", own)
+    package, sep, directory = recipe.partition(":")
+    parts = [p for p in directory.split("/") if p not in ("", ".")]
+    if not sep or not package or not parts or ".." in parts:
+        raise missing(f"recipe={recipe!r} is not 'package:directory'", own)
+    try:
+        found = files(package).joinpath(*parts)
+    except ImportError as exc:
+        raise missing(f"recipe={recipe!r}: cannot import {package!r} ({exc})", own) from None
+    if not found.joinpath(ENTRY).is_file():
+        raise missing(f"recipe={recipe!r}: {ENTRY} not found in {found}", own)
+    return found
 
 
 def option_flags(options: Mapping[str, Any]) -> list[str]:
@@ -64,19 +95,31 @@ def option_flags(options: Mapping[str, Any]) -> list[str]:
 
 
 def copy_recipe(task: str, code_dir: Path) -> list[Path]:
-    """Copy the common helpers and the task's recipe into ``code_dir``; returns the copies."""
+    """Copy the common helpers and the task's recipe (its ``*.py``) into ``code_dir``; returns
+    the copies. A recipe module named like a common helper is an error (it would replace it)."""
+    sources: dict[str, Traversable] = {p.name: p for p in sorted(COMMON.glob("*.py"))}
+    recipe = recipe_dir(task)
+    for source in sorted(recipe.iterdir(), key=lambda t: t.name):
+        if not (source.name.endswith(".py") and source.is_file()):
+            continue
+        if source.name in sources:
+            raise ConfigError(
+                f"the recipe of task {task!r} ({recipe}) has a module {source.name!r}, the name "
+                "of a helper the scripted agent copies next to it",
+                hint=f"rename it; the helpers are {', '.join(sorted(sources))}",
+            )
+        sources[source.name] = source
     code_dir.mkdir(parents=True, exist_ok=True)
     copied = []
-    for source_dir in (RECIPES / COMMON, recipe_dir(task)):
-        for source in sorted(source_dir.glob("*.py")):
-            target = code_dir / source.name
-            shutil.copyfile(source, target)
-            copied.append(target)
+    for name, source in sources.items():
+        target = code_dir / name
+        target.write_bytes(source.read_bytes())
+        copied.append(target)
     return copied
 
 
 class ScriptedAgent:
-    """No LLM: runs the fixed reference recipe of the task (the embedded default agent)."""
+    """No LLM: runs the reference recipe the task ships (the embedded default agent)."""
 
     name = "scripted"
 

@@ -12,18 +12,8 @@ def autorl_register_agents() -> list[AgentSpec]:
         AgentSpec(
             name="scripted",
             factory="autorl_agent_scripted.agent:ScriptedAgent",
-            description="No LLM: copies the task's reference recipe (SFT then GRPO, sized to "
-            "the budget) into code/ and runs it",
-            options={
-                "driver": False,
-                "tasks": [
-                    "gsm8k",
-                    "humaneval",
-                    "alpacaeval",
-                    "webshop",
-                    "alfworld",
-                    "deepsearchqa",
-                ],
-            },
+            description="No LLM: copies the reference recipe the task ships (TaskSpec.recipe: "
+            "SFT then GRPO, sized to the budget) into code/ and runs it",
+            options={"driver": False},
         )
     ]

@@ -1,84 +1,61 @@
 """The ``code`` evaluator: generate completions, execute them against the tests, pass@k.
 
-The prompt and the code extraction come from a *protocol module* named by the task in
-``evaluator_config["protocol"]`` (default ``autorl_task_humaneval.kit``), imported from the
-installed package, never from the agent's workspace. It provides ``build_prompt(problem)``,
-``extract_code(completion, problem)`` and ``STOP_SEQUENCES``.
+It consumes the ``code`` contract (:class:`autorl.contracts.CodeContract`): the task's
+``build_prompt(problem)`` and ``extract_code(completion, problem)``, and optionally
+``STOP_SEQUENCES``; the engine loads the task's implementation from the installed package
+(never the agent's workspace) into ``EvalRequest.contract``. Rows: ``task_id``, ``prompt``,
+``test``, ``entry_point``.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import ModuleType
 from typing import Any
+
+from pydantic import Field, PositiveFloat, model_validator
 
 from autorl.datafiles import read_jsonl
 from autorl.errors import ConfigError
+from autorl.options import OptionsModel, PositiveInt, parse_options
 from autorl.types import EvalRequest, EvalResult
 from autorl_evaluator_code.execution import build_program, run_programs
 from autorl_evaluator_code.passk import mean_pass_at_k
 from autorl_evaluator_code.sandbox import Limits
 
-DEFAULTS: dict[str, Any] = {
-    "protocol": "autorl_task_humaneval.kit",
-    "max_new_tokens": 384,
-    "batch_size": 16,
-    "temperature": 0.0,
-    "n": 1,
-    "k": [1, 10, 100],
-    "timeout_s": 10.0,
-    "memory_mb": 1024,
-    "workers": None,
-    "isolate_network": True,
-    "device": "auto",
-    "limit": None,
-}
-"""``n`` samples per problem (``n > 1`` needs ``temperature > 0``); pass@k for each ``k <= n``;
-``workers``: parallel sandboxes (None = CPU count); ``limit``: first N problems only."""
+
+class Options(OptionsModel):
+    """``[evaluator_options]`` of the code evaluator."""
+
+    max_new_tokens: PositiveInt = Field(384, description="generated tokens per sample")
+    batch_size: PositiveInt = Field(16, description="prompts generated together")
+    temperature: float = Field(0.0, ge=0, description="0: greedy")
+    n: PositiveInt = Field(1, description="samples per problem (n > 1 needs temperature > 0)")
+    k: list[PositiveInt] = Field([1, 10, 100], description="pass@k for each k <= n")
+    timeout_s: PositiveFloat = Field(10.0, description="seconds a program may run")
+    memory_mb: PositiveInt = Field(1024, description="memory of a program")
+    workers: PositiveInt | None = Field(None, description="parallel sandboxes (None: CPUs)")
+    isolate_network: bool = Field(True, description="programs get no network")
+    device: str = Field("auto", description="auto, cpu or cuda")
+    limit: PositiveInt | None = Field(None, description="first N problems only")
+
+    @model_validator(mode="after")
+    def _samples_need_sampling(self) -> Options:
+        if self.n > 1 and self.temperature <= 0:
+            raise ValueError(
+                f"n={self.n} samples per problem with temperature 0 would be identical copies "
+                "of the greedy output: set temperature (e.g. 0.8) with n > 1"
+            )
+        return self
+
+
 PROBLEM_FIELDS = ("task_id", "prompt", "test", "entry_point")
 
 
-def settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Defaults overlaid with ``config``; unknown keys and bad values are errors."""
-    unknown = sorted(set(config) - set(DEFAULTS))
-    if unknown:
-        raise ConfigError(
-            f"evaluator 'code': unknown option(s) {', '.join(map(repr, unknown))}",
-            hint=f"known options: {', '.join(DEFAULTS)}",
-        )
-    merged = {**DEFAULTS, **config}
-    for key in ("max_new_tokens", "batch_size", "n", "memory_mb"):
-        value = merged[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"evaluator 'code': {key}={value!r} must be a positive integer")
-    if not isinstance(merged["timeout_s"], int | float) or merged["timeout_s"] <= 0:
-        raise ConfigError(f"evaluator 'code': timeout_s={merged['timeout_s']!r} must be > 0")
-    if merged["n"] > 1 and float(merged["temperature"]) <= 0:
-        raise ConfigError(
-            f"evaluator 'code': n={merged['n']} samples per problem with temperature 0 would be "
-            "identical copies of the greedy output",
-            hint="set temperature (e.g. 0.8) with n > 1, or n = 1 for greedy pass@1",
-        )
-    return merged
-
-
-def load_protocol(name: str) -> ModuleType:
-    try:
-        module = importlib.import_module(name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"evaluator 'code': cannot import protocol module {name!r} ({exc})",
-            hint="install the task package that provides it (pip install autorl-task-humaneval) "
-            "or fix evaluator_config['protocol']",
-        ) from None
-    missing = [f for f in ("build_prompt", "extract_code") if not callable(getattr(module, f, 0))]
-    if missing:
-        raise ConfigError(f"evaluator 'code': protocol {name!r} lacks {', '.join(missing)}")
-    return module
+def settings(config: Mapping[str, Any] | None) -> Options:
+    return parse_options(Options, config, who="evaluator 'code'")
 
 
 def read_problems(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
@@ -95,8 +72,8 @@ def read_problems(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
 def score_programs(
     problems: list[dict[str, Any]],
     completions: list[list[str]],
-    protocol: ModuleType,
-    cfg: Mapping[str, Any],
+    protocol: Any,
+    cfg: Options,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Execute every sample; per-problem records and the pass@k metrics."""
     flat = [(i, c) for i, samples in enumerate(completions) for c in samples]
@@ -105,9 +82,9 @@ def score_programs(
         problem = problems[i]
         code = protocol.extract_code(completion, problem)
         programs.append(build_program(code, problem["test"], problem["entry_point"]))
-    limits = Limits(timeout_s=float(cfg["timeout_s"]), memory_mb=int(cfg["memory_mb"]))
+    limits = Limits(timeout_s=cfg.timeout_s, memory_mb=cfg.memory_mb)
     outcomes = run_programs(
-        programs, limits, workers=cfg["workers"], isolate_network=bool(cfg["isolate_network"])
+        programs, limits, workers=cfg.workers, isolate_network=cfg.isolate_network
     )
     records: list[dict[str, Any]] = [{"task_id": p["task_id"], "samples": []} for p in problems]
     for (i, completion), outcome in zip(flat, outcomes, strict=True):
@@ -124,9 +101,9 @@ def score_programs(
         c = sum(s["status"] == "passed" for s in record["samples"])
         record["n"], record["passed"] = len(record["samples"]), c
         counts.append((record["n"], c))
-    n = int(cfg["n"])
+    n = cfg.n
     metrics: dict[str, Any] = {
-        f"pass@{k}": round(mean_pass_at_k(counts, k), 6) for k in sorted({1, *cfg["k"]}) if k <= n
+        f"pass@{k}": round(mean_pass_at_k(counts, k), 6) for k in sorted({1, *cfg.k}) if k <= n
     }
     statuses = [o.status for o in outcomes]
     metrics.update(
@@ -148,23 +125,33 @@ class CodeEvaluator:
 
     name = "code"
 
+    def check_config(self, config: Mapping[str, Any], contract: Any = None) -> None:
+        """Refuse bad options before any work (the engine and TaskConformance call it)."""
+        settings(dict(config))
+
     def evaluate(self, request: EvalRequest) -> EvalResult:
         from autorl_hf.generation import Generator
 
-        cfg = settings(request.config)
-        protocol = load_protocol(cfg["protocol"])
-        problems = read_problems(request.eval_path, cfg["limit"])
-        n = int(cfg["n"])
+        cfg = settings(dict(request.config))
+        protocol = request.contract
+        if protocol is None:
+            raise ConfigError(
+                "evaluator 'code' needs the task's 'code' contract in EvalRequest.contract",
+                hint="runs load it from the task (TaskSpec.contract); outside a run use "
+                "autorl.contracts.load_contract('code', 'pkg.module')",
+            )
+        problems = read_problems(request.eval_path, cfg.limit)
+        n = cfg.n
         prompts = [protocol.build_prompt(p) for p in problems for _ in range(n)]
 
         started = time.monotonic()
-        generator = Generator(request.model_dir, device=cfg["device"])
+        generator = Generator(request.model_dir, device=cfg.device)
         loaded = time.monotonic()
         outputs = generator.completions(
             prompts,
-            max_new_tokens=cfg["max_new_tokens"],
-            batch_size=cfg["batch_size"],
-            temperature=float(cfg["temperature"]),
+            max_new_tokens=cfg.max_new_tokens,
+            batch_size=cfg.batch_size,
+            temperature=cfg.temperature,
             stop=tuple(getattr(protocol, "STOP_SEQUENCES", ())),
             seed=request.seed,
             progress=request.progress,

@@ -14,5 +14,6 @@ def autorl_register_evaluators() -> list[EvaluatorSpec]:
             factory="autorl_evaluator_code.evaluator:CodeEvaluator",
             description="pass@1 / pass@k of generated Python code, each sample run against the "
             "problem's tests in its own sandboxed process (limits, no network, timeout)",
+            contract="code",
         )
     ]

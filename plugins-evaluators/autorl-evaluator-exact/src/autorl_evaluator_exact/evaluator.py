@@ -1,77 +1,41 @@
 """The ``exact`` evaluator: greedy generation, final-answer extraction, exact match.
 
-The prompt format and the answer extraction come from a *protocol module* named by the task in
-``evaluator_config["protocol"]`` (default ``autorl_task_gsm8k.kit``) and imported from the
-installed package, never from the agent's workspace. A protocol module provides
-``build_messages(question) -> list[dict]``, ``extract_answer(text) -> str | None``,
-``normalize_number(text) -> str | None`` and ``has_final_answer_line(text) -> bool``.
+It consumes the ``answer`` contract (:class:`autorl.contracts.AnswerContract`): the task's
+``build_messages(question)`` makes the prompt, ``extract_answer(text)`` finds the final answer
+in the output, ``normalize(answer)`` puts answers in one form; a prediction is correct when
+``normalize(extract_answer(output)) == normalize(row["answer"])``. The optional
+``has_final_answer_line(text)`` gives the report's format rate. The engine loads the task's
+implementation from the installed package (never the agent's workspace) and passes it in
+``EvalRequest.contract``. Rows: ``question``, ``answer`` (an ``id`` is optional).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from types import ModuleType
 from typing import Any
+
+from pydantic import Field
 
 from autorl.datafiles import read_jsonl
 from autorl.errors import ConfigError
+from autorl.options import OptionsModel, PositiveInt, parse_options
 from autorl.types import EvalRequest, EvalResult
 
-DEFAULT_PROTOCOL = "autorl_task_gsm8k.kit"
-PROTOCOL_FUNCTIONS = (
-    "build_messages",
-    "extract_answer",
-    "normalize_number",
-    "has_final_answer_line",
-)
-DEFAULTS: dict[str, Any] = {
-    "protocol": DEFAULT_PROTOCOL,
-    "max_new_tokens": 192,
-    "batch_size": 16,
-    "temperature": 0.0,
-    "device": "auto",
-    "limit": None,
-}
-"""``limit``: score only the first N eval examples (quick checks; None = all)."""
+
+class Options(OptionsModel):
+    """``[evaluator_options]`` of the exact evaluator (and what a task sets in its config)."""
+
+    max_new_tokens: PositiveInt = Field(192, description="generated tokens per answer")
+    batch_size: PositiveInt = Field(16, description="prompts generated together")
+    temperature: float = Field(0.0, ge=0, description="0: greedy")
+    device: str = Field("auto", description="auto, cpu or cuda")
+    limit: PositiveInt | None = Field(None, description="score only the first N examples")
 
 
-def load_protocol(name: str) -> ModuleType:
-    """Import the protocol module and check it has every function the evaluator calls."""
-    try:
-        module = importlib.import_module(name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"evaluator 'exact': cannot import protocol module {name!r} ({exc})",
-            hint="install the task package that provides it (e.g. pip install autorl-task-gsm8k)"
-            " or fix evaluator_config['protocol']",
-        ) from None
-    missing = [f for f in PROTOCOL_FUNCTIONS if not callable(getattr(module, f, None))]
-    if missing:
-        raise ConfigError(
-            f"evaluator 'exact': protocol module {name!r} lacks {', '.join(missing)}",
-            hint=f"a protocol module defines {', '.join(PROTOCOL_FUNCTIONS)}",
-        )
-    return module
-
-
-def settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Defaults overlaid with ``config``; unknown keys are errors (a typo must not pass)."""
-    unknown = sorted(set(config) - set(DEFAULTS))
-    if unknown:
-        raise ConfigError(
-            f"evaluator 'exact': unknown option(s) {', '.join(map(repr, unknown))}",
-            hint=f"known options: {', '.join(DEFAULTS)}",
-        )
-    merged = {**DEFAULTS, **config}
-    for key in ("max_new_tokens", "batch_size"):
-        value = merged[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"evaluator 'exact': {key}={value!r} must be a positive integer")
-    return merged
+def settings(config: dict[str, Any] | None) -> Options:
+    return parse_options(Options, config, who="evaluator 'exact'")
 
 
 def read_examples(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
@@ -82,27 +46,42 @@ def read_examples(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     return rows
 
 
+def _needs_contract(request: EvalRequest) -> Any:
+    if request.contract is None:
+        raise ConfigError(
+            "evaluator 'exact' needs the task's 'answer' contract in EvalRequest.contract",
+            hint="runs load it from the task (TaskSpec.contract); outside a run use "
+            "autorl.contracts.load_contract('answer', 'pkg.module')",
+        )
+    return request.contract
+
+
 class ExactMatchEvaluator:
     """Percent of eval questions whose extracted final answer equals the gold answer."""
 
     name = "exact"
 
+    def check_config(self, config: dict[str, Any], contract: Any = None) -> None:
+        """Refuse bad options before any work (the engine and TaskConformance call it)."""
+        settings(dict(config))
+
     def evaluate(self, request: EvalRequest) -> EvalResult:
         from autorl_hf.generation import Generator
 
-        cfg = settings(request.config)
-        protocol = load_protocol(cfg["protocol"])
-        examples = read_examples(request.eval_path, cfg["limit"])
-        prompts = [protocol.build_messages(str(e["question"])) for e in examples]
+        cfg = settings(dict(request.config))
+        contract = _needs_contract(request)
+        examples = read_examples(request.eval_path, cfg.limit)
+        prompts = [contract.build_messages(str(e["question"])) for e in examples]
+        format_ok = getattr(contract, "has_final_answer_line", None)
 
         started = time.monotonic()
-        generator = Generator(request.model_dir, device=cfg["device"])
+        generator = Generator(request.model_dir, device=cfg.device)
         loaded = time.monotonic()
         completions = generator.completions(
             prompts,
-            max_new_tokens=cfg["max_new_tokens"],
-            batch_size=cfg["batch_size"],
-            temperature=float(cfg["temperature"]),
+            max_new_tokens=cfg.max_new_tokens,
+            batch_size=cfg.batch_size,
+            temperature=cfg.temperature,
             seed=request.seed,
             progress=request.progress,
         )
@@ -114,10 +93,14 @@ class ExactMatchEvaluator:
         correct = formatted = truncated = tokens = 0
         with details_path.open("w", encoding="utf-8") as fh:
             for example, completion in zip(examples, completions, strict=True):
-                gold = protocol.normalize_number(str(example["answer"]))
-                extracted = protocol.extract_answer(completion.text)
+                gold = contract.normalize(str(example["answer"]))
+                extracted = contract.extract_answer(completion.text)
+                if extracted is not None:
+                    extracted = contract.normalize(extracted)
                 ok = extracted is not None and extracted == gold
-                has_format = bool(protocol.has_final_answer_line(completion.text))
+                has_format = (
+                    bool(format_ok(completion.text)) if format_ok else extracted is not None
+                )
                 correct += ok
                 formatted += has_format
                 truncated += completion.finish == "length"

@@ -12,8 +12,9 @@ def autorl_register_evaluators() -> list[EvaluatorSpec]:
         EvaluatorSpec(
             name="exact",
             factory="autorl_evaluator_exact.evaluator:ExactMatchEvaluator",
-            description="Greedy generation, final-number extraction, exact match (percent "
-            "correct); prompt and extraction from the task's protocol module",
+            description="Greedy generation, final-answer extraction, exact match (percent "
+            "correct); prompt, extraction and normal form from the task's 'answer' contract",
+            contract="answer",
             options={"metric": "accuracy", "decoding": "greedy"},
         )
     ]

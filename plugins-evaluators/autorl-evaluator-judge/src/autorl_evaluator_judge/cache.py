@@ -15,14 +15,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from autorl.digest import json_digest, short
 from autorl.drivers import ChatRequest
 
 
 def prompt_key(judge: str, request: ChatRequest) -> str:
     """SHA-256 of the judge name and the request (messages, system, max_tokens, temperature)."""
     payload = {"judge": judge, "request": request.to_dict(with_metadata=False)}
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return short(json_digest(payload), 64)
 
 
 def _slug(judge: str) -> str:

@@ -2,8 +2,9 @@
 length-controlled win rate.
 
 1. Greedy answers from the checkpoint, batched (``autorl_hf.generation.Generator``), each prompt
-   from the task's protocol module (``build_messages(instruction)``, imported from the installed
-   task package, never from the agent's workspace) through the model's chat template.
+   from the task's ``judge`` contract (``build_messages(instruction)``, loaded by the engine from
+   the installed task package into ``EvalRequest.contract``, never from the agent's workspace)
+   through the model's chat template. Rows: ``instruction``, ``reference``.
 2. One pairwise judgment per example with AlpacaEval 2.0's prompt (:mod:`.prompt`), the model's
    side drawn per instruction as AlpacaEval does, through a driver backend (:mod:`.judging`:
    disk cache, optional cassette, call log in the work directory).
@@ -12,12 +13,10 @@ length-controlled win rate.
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from autorl.datafiles import read_jsonl
@@ -31,24 +30,6 @@ from autorl_evaluator_judge.options import settings
 
 MODEL_NAME = "model"
 REFERENCE_NAME = "reference"
-
-
-def load_protocol(name: str) -> ModuleType:
-    """The module that builds the eval prompt; it must define ``build_messages``."""
-    try:
-        module = importlib.import_module(name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"evaluator 'judge': cannot import protocol module {name!r} ({exc})",
-            hint="install the task package that provides it (e.g. autorl-task-alpacaeval) or "
-            "fix evaluator_config['protocol']",
-        ) from None
-    if not callable(getattr(module, "build_messages", None)):
-        raise ConfigError(
-            f"evaluator 'judge': protocol module {name!r} lacks build_messages",
-            hint="a protocol module defines build_messages(instruction) -> list of messages",
-        )
-    return module
 
 
 def read_examples(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
@@ -170,9 +151,19 @@ class JudgeEvaluator:
 
     name = "judge"
 
+    def check_config(self, config: Any, contract: Any = None) -> None:
+        """Refuse bad options before any work (the engine and TaskConformance call it)."""
+        settings(config)
+
     def evaluate(self, request: EvalRequest) -> EvalResult:
         cfg = settings(request.config)
-        protocol = load_protocol(cfg["protocol"])
+        protocol = request.contract
+        if protocol is None:
+            raise ConfigError(
+                "evaluator 'judge' needs the task's 'judge' contract in EvalRequest.contract",
+                hint="runs load it from the task (TaskSpec.contract); outside a run use "
+                "autorl.contracts.load_contract('judge', 'pkg.module')",
+            )
         template = judge_prompt.load_template(cfg["annotator"])
         examples = read_examples(request.eval_path, cfg["limit"])
         work_dir = Path(request.work_dir)
@@ -256,4 +247,4 @@ class JudgeEvaluator:
         )
 
 
-__all__ = ["JudgeError", "JudgeEvaluator", "load_protocol", "read_examples"]
+__all__ = ["JudgeError", "JudgeEvaluator", "read_examples"]

@@ -1,104 +1,71 @@
-"""The ``judge`` evaluator's options: defaults, validation, one error per mistake."""
+"""The ``judge`` evaluator's options: one typed model, the shared error format.
+
+Meaning of each option: docs/evaluators/judge.md.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from autorl.errors import ConfigError
+from pydantic import Field, StrictBool, StrictInt, field_validator, model_validator
 
-DEFAULTS: dict[str, Any] = {
-    "protocol": "autorl_task_alpacaeval.kit",
-    "judge": None,
-    "judge_options": {},
-    "annotator": "weighted_alpaca_eval_gpt4_turbo",
-    "judge_max_tokens": 1,
-    "judge_temperature": None,
-    "stream": False,
-    "concurrency": 4,
-    "cassette": None,
-    "cassette_mode": "record",
-    "cache": True,
-    "cache_dir": None,
-    "side_seed": 123,
-    "glm": "length_controlled_minimal",
-    "glm_data_dir": None,
-    "scripts_dir": None,
-    "max_new_tokens": 256,
-    "batch_size": 8,
-    "temperature": 0.0,
-    "device": "auto",
-    "limit": None,
-}
-"""Meaning of each option: docs/evaluators/judge.md."""
+from autorl.options import OptionsModel, PositiveInt, parse_options
 
 CASSETTE_MODES = ("record", "replay", "auto")
 GLMS = ("length_controlled_v1", "length_controlled_minimal", "length_controlled_noreg")
 
 
-def _fail(key: str, value: Any, need: str, hint: str | None = None) -> ConfigError:
-    return ConfigError(f"evaluator 'judge': {key}={value!r} {need}", hint=hint)
+class Options(OptionsModel):
+    """``[evaluator_options]`` of the judge evaluator."""
+
+    judge: str = Field(
+        ..., description="the judge's driver <backend>/<model> (scripted/... offline)"
+    )
+    judge_options: dict[str, Any] = Field({}, description="driver options of the judge")
+    annotator: str = Field("weighted_alpaca_eval_gpt4_turbo", description="AlpacaEval template")
+    judge_max_tokens: PositiveInt = Field(1, description="tokens of the judge's verdict")
+    judge_temperature: float | None = Field(None, ge=0, le=2, description="None: provider's")
+    stream: StrictBool = Field(False, description="stream the judge's answers")
+    concurrency: PositiveInt = Field(4, description="judge calls at once")
+    cassette: Path | None = Field(None, description="record/replay file of judge calls")
+    cassette_mode: Literal["record", "replay", "auto"] = Field("record", description="cassette")
+    cache: StrictBool = Field(True, description="cache verdicts across runs")
+    cache_dir: Path | None = Field(None, description="where verdicts are cached")
+    side_seed: StrictInt = Field(123, description="which side each answer is shown on")
+    glm: Literal["length_controlled_v1", "length_controlled_minimal", "length_controlled_noreg"] = (
+        Field("length_controlled_minimal", description="AlpacaEval's length correction")
+    )
+    glm_data_dir: Path | None = Field(None, description="leaderboard data of the GLM")
+    scripts_dir: Path | None = Field(None, description="scripted judges' directory")
+    max_new_tokens: PositiveInt = Field(256, description="tokens of each answer")
+    batch_size: PositiveInt = Field(8, description="prompts generated together")
+    temperature: float = Field(0.0, ge=0, le=2, description="0: greedy")
+    device: str = Field("auto", description="auto, cpu or cuda")
+    limit: PositiveInt | None = Field(None, description="first N instructions only")
+
+    @field_validator("judge")
+    @classmethod
+    def _driver_name(cls, value: str) -> str:
+        if "/" not in value.strip().strip("/"):
+            raise ValueError(
+                "is not a driver name <backend>/<model>: for example openai/gpt-4.1, "
+                "anthropic/claude-sonnet-4-6 or scripted/alpacaeval_judge_v1.yaml"
+            )
+        return value.strip()
+
+    @model_validator(mode="after")
+    def _replay_needs_a_cassette(self) -> Options:
+        if self.cassette_mode == "replay" and self.cassette is None:
+            raise ValueError(
+                "cassette_mode 'replay' needs a cassette: set cassette = "
+                "'path/to/judge-cassette.jsonl' (recorded with cassette_mode 'record')"
+            )
+        return self
 
 
-def _positive_int(cfg: dict[str, Any], key: str) -> None:
-    value = cfg[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _fail(key, value, "must be a positive integer")
-
-
-def settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Defaults overlaid with ``config``; unknown keys and bad values are errors."""
-    unknown = sorted(set(config) - set(DEFAULTS))
-    if unknown:
-        raise ConfigError(
-            f"evaluator 'judge': unknown option(s) {', '.join(map(repr, unknown))}",
-            hint=f"known options: {', '.join(DEFAULTS)}",
-        )
-    cfg = {**DEFAULTS, **config}
-    judge = cfg["judge"]
-    if not isinstance(judge, str) or "/" not in judge.strip().strip("/"):
-        raise _fail(
-            "judge",
-            judge,
-            "is not a driver name <backend>/<model>",
-            "for example openai/gpt-4.1, anthropic/claude-sonnet-4-6 or "
-            "scripted/alpacaeval_judge_v1.yaml",
-        )
-    cfg["judge"] = judge.strip()
-    if not isinstance(cfg["judge_options"], Mapping):
-        raise _fail("judge_options", cfg["judge_options"], "must be a table of driver options")
-    for key in ("judge_max_tokens", "concurrency", "max_new_tokens", "batch_size"):
-        _positive_int(cfg, key)
-    if cfg["limit"] is not None:
-        _positive_int(cfg, "limit")
-    for key in ("judge_temperature", "temperature"):
-        value = cfg[key]
-        if key == "judge_temperature" and value is None:
-            continue  # not sent: the provider's default
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 2:
-            raise _fail(key, value, "must be a number in [0, 2]")
-    for key in ("stream", "cache"):
-        if not isinstance(cfg[key], bool):
-            raise _fail(key, cfg[key], "must be true or false")
-    if isinstance(cfg["side_seed"], bool) or not isinstance(cfg["side_seed"], int):
-        raise _fail("side_seed", cfg["side_seed"], "must be an integer")
-    if cfg["cassette_mode"] not in CASSETTE_MODES:
-        raise _fail("cassette_mode", cfg["cassette_mode"], f"is not one of {CASSETTE_MODES}")
-    if cfg["cassette"] is not None and not isinstance(cfg["cassette"], str | Path):
-        raise _fail("cassette", cfg["cassette"], "must be a file path")
-    if cfg["cassette_mode"] == "replay" and cfg["cassette"] is None:
-        raise _fail(
-            "cassette_mode",
-            "replay",
-            "needs a cassette",
-            "set cassette = 'path/to/judge-cassette.jsonl' (recorded with cassette_mode 'record')",
-        )
-    if cfg["glm"] not in GLMS:
-        raise _fail("glm", cfg["glm"], f"is not one of {GLMS}")
-    for key in ("cache_dir", "glm_data_dir", "scripts_dir"):
-        if cfg[key] is not None and not isinstance(cfg[key], str | Path):
-            raise _fail(key, cfg[key], "must be a directory path")
-    if not isinstance(cfg["protocol"], str) or not cfg["protocol"]:
-        raise _fail("protocol", cfg["protocol"], "must name a module with build_messages()")
-    return cfg
+def settings(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The validated options as a dict (what the judge's helpers read)."""
+    options = parse_options(Options, config, who="evaluator 'judge'")
+    return options.model_dump()

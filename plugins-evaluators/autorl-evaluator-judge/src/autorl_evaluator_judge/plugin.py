@@ -14,6 +14,7 @@ def autorl_register_evaluators() -> list[EvaluatorSpec]:
             factory="autorl_evaluator_judge.evaluator:JudgeEvaluator",
             description="Greedy answers judged pairwise against reference answers by an LLM "
             "driver (AlpacaEval 2.0 prompt); length-controlled win rate (percent)",
+            contract="judge",
             options={"metric": "length-controlled win rate", "decoding": "greedy"},
         )
     ]

@@ -1,7 +1,8 @@
 """The ``rollout`` evaluator: a checkpoint plays every eval session of an interactive task.
 
-The task's protocol module (contract A, :mod:`autorl_evaluator_rollout.protocol`) is imported
-from the installed task package, never from the agent's workspace. Episodes run in lockstep
+The task's ``interactive`` contract (:mod:`autorl_evaluator_rollout.protocol`) comes in
+``EvalRequest.contract``, loaded by the engine from the installed task package, never from the
+agent's workspace. Episodes run in lockstep
 (:mod:`autorl_evaluator_rollout.lockstep`): one batched generation per turn over every live
 episode, with transformers on a CPU and vLLM on a GPU (``autorl_hf.generation.Generator``).
 Score = percent of sessions that end with ``info["success"]``.
@@ -22,7 +23,7 @@ from autorl.types import EvalRequest, EvalResult
 from autorl_evaluator_rollout.lockstep import Episode, Lockstep, Messages, Reply
 from autorl_evaluator_rollout.options import Settings, env_config, parse_settings
 from autorl_evaluator_rollout.prefix_decoding import PrefixCachedDecoder, supports_prefix_cache
-from autorl_evaluator_rollout.protocol import Protocol, load_protocol
+from autorl_evaluator_rollout.protocol import Protocol, from_contract
 
 TRAJECTORIES = "trajectories.jsonl"
 
@@ -162,9 +163,19 @@ class RolloutEvaluator:
 
     name = "rollout"
 
+    def check_config(self, config: Any, contract: Any = None) -> None:
+        """Refuse bad options before any work: the evaluator's own keys, and with the
+        contract, the keys forwarded to ``make_env`` (the engine and TaskConformance call it)."""
+        parse_settings(config)
+        if contract is not None:
+            name = getattr(contract, "__name__", type(contract).__name__)
+            env_config(config, from_contract(contract, name).env_options, name)
+
     def evaluate(self, request: EvalRequest) -> EvalResult:
         settings: Settings = parse_settings(request.config)
-        protocol = load_protocol(settings.protocol)
+        contract = request.contract
+        name = getattr(contract, "__name__", type(contract).__name__)
+        protocol = from_contract(contract, name)
         task_config = env_config(request.config, protocol.env_options, protocol.name)
         eval_path = Path(request.eval_path)
         sessions = read_sessions(protocol, eval_path, settings.limit)

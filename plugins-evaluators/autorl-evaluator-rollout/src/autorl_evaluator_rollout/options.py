@@ -12,105 +12,48 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field, StrictBool, StrictInt
+
 from autorl.errors import ConfigError
-
-DEFAULTS: dict[str, Any] = {
-    "protocol": None,
-    "max_new_tokens": 64,
-    "batch_size": 16,
-    "temperature": 0.0,
-    "history_window": 4,
-    "device": "auto",
-    "limit": None,
-    "prefix_cache": True,
-    "order_seed": None,
-}
-DESCRIPTIONS: dict[str, str] = {
-    "protocol": "importable protocol module of the installed task package (required)",
-    "max_new_tokens": "token limit of one reply (64)",
-    "batch_size": "episodes played at once; one batched generation per turn (16)",
-    "temperature": "0 = greedy (default); > 0 samples, seeded by the request's seed",
-    "history_window": "recent observations shown in full in the prompt (4)",
-    "device": "auto (a CUDA GPU when present), cpu, cuda, cuda:1...",
-    "limit": "play only the first N sessions (None = all)",
-    "prefix_cache": "CPU: compute the prompts' shared prefix once (true); vLLM does it itself",
-    "order_seed": "play the sessions in an order shuffled by this seed (None = file order): "
-    "the same checkpoint under another order measures the evaluation's noise",
-}
+from autorl.options import NonNegativeInt, OptionsModel, PositiveInt, parse_options
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The evaluator's own, validated options."""
+class Options(OptionsModel):
+    """The evaluator's own options (the other keys of the config go to the task's env)."""
 
-    protocol: str
-    max_new_tokens: int
-    batch_size: int
-    temperature: float
-    history_window: int
-    device: str
-    limit: int | None
-    prefix_cache: bool = True
-    order_seed: int | None = None
-
-
-def _positive_int(key: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise ConfigError(
-            f"evaluator 'rollout': {key}={value!r} must be {what}",
-            hint=f"{key}: {DESCRIPTIONS[key]}",
-        )
-    return value
-
-
-def parse_settings(config: Mapping[str, Any]) -> Settings:
-    """The evaluator-owned keys of ``config`` over :data:`DEFAULTS`, validated."""
-    merged = {**DEFAULTS, **{k: v for k, v in config.items() if k in DEFAULTS}}
-    protocol = merged["protocol"]
-    if not isinstance(protocol, str) or not protocol.strip():
-        raise ConfigError(
-            f"evaluator 'rollout': protocol={protocol!r} must name the task's protocol module",
-            hint="the task sets evaluator_config['protocol'], e.g. 'autorl_task_webshop.protocol'",
-        )
-    temperature = merged["temperature"]
-    if isinstance(temperature, bool) or not isinstance(temperature, int | float) or temperature < 0:
-        raise ConfigError(
-            f"evaluator 'rollout': temperature={temperature!r} must be a number >= 0",
-            hint=DESCRIPTIONS["temperature"],
-        )
-    device = merged["device"]
-    if not isinstance(device, str) or not device:
-        raise ConfigError(
-            f"evaluator 'rollout': device={device!r} must be a string",
-            hint=DESCRIPTIONS["device"],
-        )
-    limit = merged["limit"]
-    if not isinstance(merged["prefix_cache"], bool):
-        raise ConfigError(
-            f"evaluator 'rollout': prefix_cache={merged['prefix_cache']!r} must be true or false",
-            hint=DESCRIPTIONS["prefix_cache"],
-        )
-    order_seed = merged["order_seed"]
-    if order_seed is not None and (isinstance(order_seed, bool) or not isinstance(order_seed, int)):
-        raise ConfigError(
-            f"evaluator 'rollout': order_seed={order_seed!r} must be an integer or None",
-            hint=DESCRIPTIONS["order_seed"],
-        )
-    return Settings(
-        protocol=protocol.strip(),
-        max_new_tokens=_positive_int("max_new_tokens", merged["max_new_tokens"]),
-        batch_size=_positive_int("batch_size", merged["batch_size"]),
-        temperature=float(temperature),
-        history_window=_positive_int("history_window", merged["history_window"], minimum=0),
-        device=device,
-        limit=None if limit is None else _positive_int("limit", limit),
-        prefix_cache=merged["prefix_cache"],
-        order_seed=order_seed,
+    max_new_tokens: PositiveInt = Field(64, description="token limit of one reply")
+    batch_size: PositiveInt = Field(
+        16, description="episodes played at once; one batched generation per turn"
     )
+    temperature: float = Field(
+        0.0, ge=0, description="0 = greedy; > 0 samples, seeded by the request's seed"
+    )
+    history_window: NonNegativeInt = Field(
+        4, description="recent observations shown in full in the prompt"
+    )
+    device: str = Field("auto", description="auto (a CUDA GPU when present), cpu, cuda:1...")
+    limit: PositiveInt | None = Field(None, description="play only the first N sessions")
+    prefix_cache: StrictBool = Field(
+        True, description="CPU: compute the prompts' shared prefix once; vLLM does it itself"
+    )
+    order_seed: StrictInt | None = Field(
+        None,
+        description="play the sessions in an order shuffled by this seed (None = file order): "
+        "the same checkpoint under another order measures the evaluation's noise",
+    )
+
+
+Settings = Options
+DEFAULTS: dict[str, Any] = {name: f.default for name, f in Options.model_fields.items()}
+DESCRIPTIONS: dict[str, str] = {n: f.description or "" for n, f in Options.model_fields.items()}
+
+
+def parse_settings(config: Mapping[str, Any]) -> Options:
+    """The evaluator-owned keys of ``config`` over the defaults, validated."""
+    owned = {k: v for k, v in config.items() if k in Options.model_fields}
+    return parse_options(Options, owned, who="evaluator 'rollout'")
 
 
 def _known(env_options: Mapping[str, str] | None) -> str:

@@ -14,6 +14,7 @@ def autorl_register_evaluators() -> list[EvaluatorSpec]:
             factory="autorl_evaluator_rollout.evaluator:RolloutEvaluator",
             description="Interactive tasks: plays every eval session with the model, many "
             "episodes in lockstep with one batched generation per turn (success rate)",
+            contract="interactive",
             options={"metric": "success_rate", "decoding": "greedy", "level": "L3"},
         )
     ]

@@ -1,6 +1,7 @@
-"""The task's protocol module: imported from the installed task package and checked.
+"""The task's ``interactive`` contract (:class:`autorl.contracts.InteractiveContract`), as the
+engine loaded it from the installed task package, with its optional parts checked.
 
-Contract (A), what an interactive task provides (see docs/evaluators/rollout.md):
+What an interactive task provides (see docs/evaluators/rollout.md):
 
 - ``load_sessions(eval_path) -> list[str]``: the eval session ids, in order;
 - ``make_env(config, eval_path) -> env``: a fresh environment able to reset to any eval session;
@@ -19,16 +20,11 @@ Optional extensions (a module without them works):
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 from autorl.errors import ConfigError
-
-REQUIRED = ("load_sessions", "make_env", "build_messages", "extract_action")
-OPTIONAL = ("episode_metrics", "ENV_OPTIONS", "STOP")
 
 
 @dataclass(frozen=True)
@@ -46,7 +42,7 @@ class Protocol:
     stop: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _env_options(name: str, module: ModuleType) -> Mapping[str, str] | None:
+def _env_options(name: str, module: Any) -> Mapping[str, str] | None:
     declared = getattr(module, "ENV_OPTIONS", None)
     if declared is None:
         return None
@@ -61,7 +57,7 @@ def _env_options(name: str, module: ModuleType) -> Mapping[str, str] | None:
     )
 
 
-def _stop(name: str, module: ModuleType) -> tuple[str, ...]:
+def _stop(name: str, module: Any) -> tuple[str, ...]:
     stop = getattr(module, "STOP", ())
     if isinstance(stop, str) or not all(isinstance(s, str) for s in stop):
         raise ConfigError(
@@ -71,27 +67,21 @@ def _stop(name: str, module: ModuleType) -> tuple[str, ...]:
     return tuple(s for s in stop if s)
 
 
-def load_protocol(name: str) -> Protocol:
-    """Import ``name`` and check it has every function the evaluator calls."""
-    if not isinstance(name, str) or not name.strip():
+def load_protocol(ref: str) -> Protocol:
+    """The task's ``interactive`` contract ``ref``, loaded and checked (tests; runs get it in
+    ``EvalRequest.contract`` from the engine)."""
+    from autorl.contracts import load_contract
+
+    return from_contract(load_contract("interactive", ref, who="evaluator 'rollout'"), ref)
+
+
+def from_contract(module: Any, name: str) -> Protocol:
+    """The checked callables of a loaded ``interactive`` contract, optional parts included."""
+    if module is None:
         raise ConfigError(
-            f"evaluator 'rollout': protocol={name!r} must name an importable module",
-            hint="the task sets evaluator_config['protocol'], e.g. 'autorl_task_webshop.protocol'",
-        )
-    try:
-        module = importlib.import_module(name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"evaluator 'rollout': cannot import protocol module {name!r} ({exc})",
-            hint="install the task package that provides it (e.g. pip install "
-            "autorl-task-webshop) or fix evaluator_config['protocol']",
-        ) from None
-    missing = [f for f in REQUIRED if not callable(getattr(module, f, None))]
-    if missing:
-        raise ConfigError(
-            f"evaluator 'rollout': protocol module {name!r} lacks {', '.join(missing)}",
-            hint=f"a protocol module defines {', '.join(REQUIRED)} "
-            "(contract A in docs/evaluators/rollout.md)",
+            "evaluator 'rollout' needs the task's 'interactive' contract in EvalRequest.contract",
+            hint="runs load it from the task (TaskSpec.contract); outside a run use "
+            "autorl_evaluator_rollout.protocol.load_protocol('pkg.module')",
         )
     metrics = getattr(module, "episode_metrics", None)
     if metrics is not None and not callable(metrics):

@@ -33,6 +33,7 @@ from alfworld_env.prompt import (  # noqa: E402
     build_messages,
     extract_action,
 )
+from autorl_task_common.react import play_expert  # noqa: E402
 
 GAMES_DIR = KIT_DIR / "alfworld_games"
 GAME_FILE = "game.tw-pddl"
@@ -100,22 +101,7 @@ def expert_episode(
         # the expert plays to the end (50 steps), even when the grader's limit is lower: the
         # prompt of each step does not depend on the limit
         env = make_env(max_steps=max_steps or DEFAULT_MAX_STEPS, expert=True)
-    observation, info = env.reset(session_id)
-    observations, actions, steps = [observation], [], []
-    reward, done = 0.0, False
-    while not done:
-        action = info["expert_action"]
-        if not action:
-            break
-        steps.append(
-            {"messages": build_messages(observations, actions, history_window), "action": action}
-        )
-        observation, reward, done, info = env.step(action)
-        actions.append(action)
-        observations.append(observation)
-    return {
-        "session_id": session_id,
-        "reward": reward,
-        "success": bool(info.get("success")),
-        "steps": steps,
-    }
+    # ALFWorld's hand-coded expert: each info holds its next action
+    return play_expert(
+        env, session_id, lambda info: info["expert_action"], build_messages, history_window
+    )

@@ -12,6 +12,7 @@ def autorl_register_tasks() -> list[TaskSpec]:
         TaskSpec(
             name="alfworld",
             factory="autorl_task_alfworld.task:AlfWorldTask",
+            recipe="autorl_task_alfworld:recipe",  # the scripted agent's reference recipe
             description="L3 interactive household text games in the real ALFWorld engine: "
             "success rate over held-out games (ReAct prompt, 50 steps, greedy); shipped "
             "generated games, the official 134 valid_unseen games with data_path",

@@ -12,13 +12,15 @@ observation; then each action is an assistant message and each observation a use
 Only the last ``history_window`` turns (at least one) are sent in full: older turns are folded
 into one line listing their actions, so a prompt stays small enough for CPU inference even at
 50 steps.
-Standard library only (copied into the workspace kit).
+Standard library and ``autorl_task_common`` only (both copied into the workspace kit).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from autorl_task_common.react import check_turns
 
 HISTORY_WINDOW = 3
 """Turns (action + observation) sent in full; older ones are summarised by their actions."""
@@ -79,11 +81,7 @@ def build_messages(
     ``observations`` has one more entry than ``actions``: the first observation (after reset),
     then the observation after each action.
     """
-    if len(observations) != len(actions) + 1:
-        raise ValueError(
-            f"build_messages needs one more observation than actions, got {len(observations)} "
-            f"observations and {len(actions)} actions"
-        )
+    check_turns(observations, actions)
     window = max(1, int(history_window))
     folded = max(0, len(actions) - window)
     task = observations[0]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -11,7 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autorl_task_common import copy_into_kit, kit_sources
+from pydantic import Field
+
+from autorl.digest import file_digest, json_digest, short
 from autorl.errors import ConfigError
+from autorl.options import OptionsModel, PositiveInt
+from autorl.options import describe as describe_options
+from autorl.options import parse_options as validate
 from autorl.taskcache import build_once, files_digest, params_digest
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_alfworld import official
@@ -37,11 +43,11 @@ ENV_MODULES = ("env.py", "prompt.py", "games.py")
 
 OFFLINE_SPLIT = "offline-generated"
 REFERENCE_SPLIT = "alfworld-valid-unseen"
-PROTOCOL_MODULE = "autorl_task_alfworld.protocol"
+CONTRACT = "autorl_task_alfworld.protocol"
+"""The 'interactive' contract the rollout evaluator plays the games with."""
 DATA_ENV = "ALFWORLD_DATA"
 
 EVALUATOR_CONFIG: dict[str, Any] = {
-    "protocol": PROTOCOL_MODULE,
     "max_steps": 50,
     "max_new_tokens": 40,
     "batch_size": 16,
@@ -50,13 +56,23 @@ EVALUATOR_CONFIG: dict[str, Any] = {
 }
 """50 steps and greedy decoding as the reference; 40 new tokens fit the longest action."""
 
-OPTIONS = {
-    "data_path": f"an alfworld-download directory (holding {official.JSON_DIR}/); default "
-    f"${DATA_ENV} when it holds the official games, else the shipped generated games",
-    "eval_size": "number of held-out games (default: all, 134 with the official data)",
-    "train_size": "cap on the number of train games (default: all)",
-    "max_steps": "steps per game before it ends unsolved (default 50)",
-}
+
+class Options(OptionsModel):
+    """``[task_options]`` of alfworld."""
+
+    data_path: Path | None = Field(
+        None,
+        description=f"an alfworld-download directory (holding {official.JSON_DIR}/); default "
+        f"${DATA_ENV} when it holds the official games, else the shipped generated games",
+    )
+    eval_size: PositiveInt | None = Field(
+        None, description="held-out games (default: all, 134 with the official data)"
+    )
+    train_size: PositiveInt | None = Field(None, description="cap on the train games")
+    max_steps: PositiveInt = Field(50, description="steps per game before it ends unsolved")
+
+
+OPTIONS = describe_options(Options)
 
 
 @dataclass(frozen=True)
@@ -67,40 +83,17 @@ class Settings:
     max_steps: int
 
 
-def _positive_int(options: Mapping[str, Any], key: str, default: int | None) -> int | None:
-    value = options.get(key, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(
-            f"alfworld: task option {key}={value!r} must be a positive integer",
-            hint=f"set [task_options] {key} = {default or 40}, or leave it out",
-        )
-    return value
-
-
 def parse_options(options: Mapping[str, Any], environ: Mapping[str, str] = os.environ) -> Settings:
     """Validate ``[task_options]``: unknown keys and bad values are errors, not silent defaults."""
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        listed = "; ".join(f"{k}: {v}" for k, v in OPTIONS.items())
-        raise ConfigError(
-            f"alfworld: unknown task option(s) {', '.join(map(repr, unknown))}",
-            hint=f"known options: {listed}",
-        )
-    data_path = options.get("data_path")
+    opts = validate(Options, options, who="task 'alfworld'")
+    data_path = opts.data_path
     where = "task option data_path"
     if data_path is None and environ.get(DATA_ENV):
         # importing alfworld sets $ALFWORLD_DATA to its (often empty) download cache: use it
         # only when it holds the official games
         candidate = Path(environ[DATA_ENV]).expanduser()
         if candidate.is_dir() and not official.missing_parts(candidate):
-            data_path = str(candidate)
-    if data_path is not None and not isinstance(data_path, str | os.PathLike):
-        raise ConfigError(
-            f"alfworld: task option data_path={data_path!r} must be a path string",
-            hint="point it at the directory alfworld-download filled",
-        )
+            data_path = candidate
     path = Path(data_path).expanduser().resolve() if data_path else None
     if path is not None:
         if not path.is_dir():
@@ -116,13 +109,11 @@ def parse_options(options: Mapping[str, Any], environ: Mapping[str, str] = os.en
                 hint=f"it must hold the official {official.JSON_DIR}/train and "
                 f"{official.JSON_DIR}/valid_unseen game folders (alfworld-download)",
             )
-    max_steps = _positive_int(options, "max_steps", 50)
-    assert max_steps is not None
     return Settings(
         data_path=path,
-        eval_size=_positive_int(options, "eval_size", None),
-        train_size=_positive_int(options, "train_size", None),
-        max_steps=max_steps,
+        eval_size=opts.eval_size,
+        train_size=opts.train_size,
+        max_steps=opts.max_steps,
     )
 
 
@@ -160,6 +151,7 @@ class AlfWorldTask:
             ),
             evaluator="rollout",
             evaluator_config=config,
+            contract=CONTRACT,
             kit_dir=self._kit(cache, split_dir, settings.max_steps),
             kit_requires=("alfworld", "textworld[pddl]"),
             split=split,
@@ -259,11 +251,9 @@ class AlfWorldTask:
     @staticmethod
     def _kit(cache: Path, split_dir: Path, max_steps: int) -> Path:
         """``kit/``: ``autorl_kit.py``, the env modules and the TRAIN games only."""
-        digest = hashlib.sha256()
-        for name in (*ENV_MODULES, "kit.py"):
-            digest.update((PACKAGE_DIR / name).read_bytes())
-        digest.update(f"{split_dir.name}/{max_steps}".encode())
-        target = cache / f"kit-{digest.hexdigest()[:12]}"
+        sources = [*(PACKAGE_DIR / name for name in (*ENV_MODULES, "kit.py")), *kit_sources()]
+        key = json_digest([file_digest(sources), split_dir.name, max_steps])
+        target = cache / f"kit-{short(key, 12)}"
 
         def build(staging: Path) -> None:
             package = staging / KIT_PACKAGE
@@ -289,6 +279,7 @@ class AlfWorldTask:
             (staging / KIT_GAMES / "config.json").write_text(
                 json.dumps({"max_steps": max_steps}) + "\n", encoding="utf-8"
             )
+            copy_into_kit(staging)  # the shared modules the env modules import
             shutil.copyfile(PACKAGE_DIR / "kit.py", staging / KIT_NAME)
 
         return build_once(target, build, marker=KIT_NAME)

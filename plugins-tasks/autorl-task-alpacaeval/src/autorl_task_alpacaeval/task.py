@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autorl.errors import ConfigError
+from pydantic import Field, field_validator
+
+from autorl.digest import file_digest, short
+from autorl.options import OptionsModel, PositiveInt
+from autorl.options import describe as describe_options
+from autorl.options import parse_options as validate
 from autorl.taskcache import build_once, files_digest, params_digest
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_alpacaeval import data
@@ -17,8 +21,9 @@ from autorl_task_alpacaeval.description import describe
 
 KIT_SOURCE = Path(__file__).with_name("kit.py")
 KIT_NAME = "autorl_kit.py"
-PROTOCOL_MODULE = "autorl_task_alpacaeval.kit"
-"""What the evaluator imports for the prompt (never the workspace copy)."""
+CONTRACT = "autorl_task_alpacaeval.kit"
+"""The 'judge' contract (the answer prompt): loaded from the installed package by the engine,
+never from the workspace copy of the kit."""
 JUDGE_DIR = Path(__file__).resolve().parent / "judge"
 SCRIPTED_JUDGE = "scripted/alpacaeval_judge_v1.yaml"
 """The offline default judge: the scripted driver with the script shipped next to this file."""
@@ -27,7 +32,6 @@ OFFLINE_SPLIT = "offline-alpacaeval-style"
 REFERENCE_SPLIT = "alpacaeval2-reference"
 
 EVALUATOR_CONFIG: dict[str, Any] = {
-    "protocol": PROTOCOL_MODULE,
     "max_new_tokens": 256,
     "batch_size": 8,
     "temperature": 0.0,
@@ -35,13 +39,35 @@ EVALUATOR_CONFIG: dict[str, Any] = {
 """Greedy decoding, 256 new tokens (the offline references are at most ~120 tokens; on the
 reference set longer answers are cut, as a CPU budget requires: raise it on a GPU)."""
 
-OPTIONS = {
-    "data_path": "directory with the real data (alpaca_eval_gpt4_baseline.json + alpaca_data.json "
-    "or train-*.parquet; optional instruction_difficulty.csv, df_gamed.csv)",
-    "train_size": "number of train examples (offline: all 131; reference: first 2,000)",
-    "eval_size": "number of eval examples (offline: all 52; reference: all 805)",
-    "judge": f"judge driver, <backend>/<model> (default {SCRIPTED_JUDGE}, offline)",
-}
+
+class Options(OptionsModel):
+    """``[task_options]`` of alpacaeval."""
+
+    data_path: Path | None = Field(
+        None,
+        description="directory with the real data (alpaca_eval_gpt4_baseline.json + "
+        "alpaca_data.json or train-*.parquet; optional instruction_difficulty.csv, df_gamed.csv)",
+    )
+    train_size: PositiveInt | None = Field(
+        None, description="train examples (offline: all 131; reference: first 2,000)"
+    )
+    eval_size: PositiveInt | None = Field(
+        None, description="eval examples (offline: all 52; reference: all 805)"
+    )
+    judge: str = Field(SCRIPTED_JUDGE, description="judge driver, <backend>/<model>")
+
+    @field_validator("judge")
+    @classmethod
+    def _driver_name(cls, value: str) -> str:
+        if "/" not in value.strip().strip("/"):
+            raise ValueError(
+                "not a driver name <backend>/<model>: for example openai/gpt-4.1, "
+                f"anthropic/claude-sonnet-4-6 or {SCRIPTED_JUDGE} (offline)"
+            )
+        return value.strip()
+
+
+OPTIONS = describe_options(Options)
 
 
 @dataclass(frozen=True)
@@ -52,42 +78,14 @@ class Settings:
     judge: str
 
 
-def _positive_int(options: Mapping[str, Any], key: str) -> int | None:
-    value = options.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(
-            f"task option {key}={value!r}: must be a positive integer",
-            hint=f"set [task_options] {key} = 20 (for example)",
-        )
-    return value
-
-
 def parse_options(options: Mapping[str, Any]) -> Settings:
     """Validate ``[task_options]``: unknown keys and bad values are errors, not silent defaults."""
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        listed = "; ".join(f"{k}: {v}" for k, v in OPTIONS.items())
-        raise ConfigError(
-            f"alpacaeval: unknown task option(s) {', '.join(map(repr, unknown))}",
-            hint=f"known options: {listed}",
-        )
-    judge = options.get("judge", SCRIPTED_JUDGE)
-    if not isinstance(judge, str) or "/" not in judge.strip("/"):
-        raise ConfigError(
-            f"task option judge={judge!r}: not a driver name <backend>/<model>",
-            hint="for example openai/gpt-4.1, anthropic/claude-sonnet-4-6 or "
-            f"{SCRIPTED_JUDGE} (offline)",
-        )
-    data_path = options.get("data_path")
-    if data_path is not None and not isinstance(data_path, str):
-        raise ConfigError(f"task option data_path={data_path!r}: must be a path string")
+    opts = validate(Options, options, who="task 'alpacaeval'")
     return Settings(
-        data_path=Path(data_path).expanduser().resolve() if data_path else None,
-        train_size=_positive_int(options, "train_size"),
-        eval_size=_positive_int(options, "eval_size"),
-        judge=judge.strip(),
+        data_path=opts.data_path.expanduser().resolve() if opts.data_path else None,
+        train_size=opts.train_size,
+        eval_size=opts.eval_size,
+        judge=opts.judge,
     )
 
 
@@ -137,6 +135,7 @@ class AlpacaEvalTask:
             ),
             evaluator="judge",
             evaluator_config=config,
+            contract=CONTRACT,
             kit_dir=self._kit(cache),
             split=split_name,
             metric="length-controlled win rate",
@@ -186,7 +185,7 @@ class AlpacaEvalTask:
     def _kit(cache: Path) -> Path:
         """``kit/autorl_kit.py``: a verbatim copy of :mod:`autorl_task_alpacaeval.kit`."""
         source = KIT_SOURCE.read_bytes()
-        target = cache / f"kit-{hashlib.sha256(source).hexdigest()[:12]}"
+        target = cache / f"kit-{short(file_digest([KIT_SOURCE]), 12)}"
 
         def build(staging: Path) -> None:
             (staging / KIT_NAME).write_bytes(source)

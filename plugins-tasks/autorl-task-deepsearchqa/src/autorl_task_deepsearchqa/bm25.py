@@ -1,12 +1,15 @@
 """BM25 over the shipped encyclopedia (``rank_bm25``, the same library the WebShop task uses).
 
 A hit is a plain dict ``{"title", "snippet", "url"}`` (what every search backend returns), so
-results record to JSON and replay unchanged. Needs ``rank_bm25`` (and numpy); copied into the kit.
+results record to JSON and replay unchanged. Needs ``rank_bm25`` (and numpy); copied into the kit
+(ranking: ``autorl_task_common.bm25``, copied too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from autorl_task_common.bm25 import BM25Ranking
 
 from .corpus import Document
 from .text import index_tokens
@@ -29,30 +32,19 @@ class BM25Index:
     def __init__(self, documents: Sequence[Document]) -> None:
         if not documents:
             raise ValueError("the search corpus is empty")
-        try:
-            from rank_bm25 import BM25Okapi
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "the bm25 search backend needs the rank_bm25 package: pip install rank_bm25"
-            ) from exc
         self.documents = tuple(documents)
-        self._bm25 = BM25Okapi(
-            [index_tokens(f"{d.title} {d.title} {d.text}") or ["_"] for d in self.documents]
+        self._bm25 = BM25Ranking(
+            [index_tokens(f"{d.title} {d.title} {d.text}") for d in self.documents],
+            "the bm25 search backend",
         )
 
     def search(self, query: str, k: int) -> list[dict[str, str]]:
         """The top ``k`` documents with a positive score (ties keep corpus order)."""
-        tokens = index_tokens(query)
-        if not tokens or k < 1:
-            return []
-        scores = self._bm25.get_scores(tokens)
-        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
         return [
             {
                 "title": self.documents[i].title,
                 "snippet": snippet(self.documents[i].text),
                 "url": self.documents[i].url or f"corpus://{self.documents[i].id}",
             }
-            for i in order[:k]
-            if scores[i] > 0
+            for i in self._bm25.top(index_tokens(query), k)
         ]

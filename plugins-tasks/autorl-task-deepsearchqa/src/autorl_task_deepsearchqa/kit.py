@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ KIT_DIR = Path(__file__).resolve().parent
 if str(KIT_DIR) not in sys.path:
     sys.path.insert(0, str(KIT_DIR))
 
+from autorl_task_common.react import play_expert  # noqa: E402
 from deepsearchqa_env.bm25 import BM25Index  # noqa: E402
 from deepsearchqa_env.corpus import Document, Question, load_documents, load_questions  # noqa: E402
 from deepsearchqa_env.env import DeepSearchQAEnv, parse_action, rule_grade  # noqa: E402
@@ -99,21 +101,8 @@ def expert_episode(
     each step's ``messages`` is exactly what the evaluator would send before that action.
     """
     env = env or make_env()
-    observation, _ = env.reset(session_id)
-    observations, actions, steps = [observation], [], []
-    reward, info = 0.0, {}
-    for action in expert_actions(env.question, env.max_steps):
-        steps.append(
-            {"messages": build_messages(observations, actions, history_window), "action": action}
-        )
-        observation, reward, done, info = env.step(action)
-        actions.append(action)
-        observations.append(observation)
-        if done:
-            break
-    return {
-        "session_id": session_id,
-        "reward": reward,
-        "success": bool(info.get("success", False)),
-        "steps": steps,
-    }
+
+    def actions() -> Iterator[str]:  # read once the reset has chosen the question
+        yield from expert_actions(env.question, env.max_steps)
+
+    return play_expert(env, session_id, actions(), build_messages, history_window)

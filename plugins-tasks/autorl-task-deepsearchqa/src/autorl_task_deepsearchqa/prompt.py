@@ -5,13 +5,15 @@ chat: the first user message holds the rules, one worked example and the questio
 is an assistant message and each new observation a user message. Observations older than the last
 ``history_window`` are shortened to their first line. The model answers with one action;
 :func:`extract_action` takes the first ``search[...]`` or ``answer[...]`` of the reply.
-Standard library only (copied into the workspace kit).
+Standard library and ``autorl_task_common`` only (both copied into the workspace kit).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from autorl_task_common.react import bracket_action, react_messages
 
 HISTORY_WINDOW = 1
 """Only the latest results in full: each hop needs only the entry the last search found, and the
@@ -52,25 +54,15 @@ def build_messages(
     observations: Sequence[str], actions: Sequence[str], history_window: int = HISTORY_WINDOW
 ) -> list[dict[str, str]]:
     """Chat messages asking for the next action (one more observation than actions)."""
-    if len(observations) != len(actions) + 1:
-        raise ValueError(
-            f"build_messages needs one more observation than actions, got {len(observations)} "
-            f"observations and {len(actions)} actions"
-        )
-    keep_from = max(1, len(observations) - history_window)
-    messages = [{"role": "user", "content": first_user_message(observations[0])}]
-    for index, action in enumerate(actions, 1):
-        shown = action if len(action) <= ACTION_CHARS else action[:ACTION_CHARS] + "..."
-        messages.append({"role": "assistant", "content": shown})
-        observation = observations[index]
-        text = observation if index >= keep_from else _short(observation)
-        messages.append({"role": "user", "content": f"Observation:\n{text}\nAction:"})
-    return messages
+    return react_messages(
+        first_user_message, observations, actions, history_window, short=_short, shown=_cut
+    )
+
+
+def _cut(action: str) -> str:
+    return action if len(action) <= ACTION_CHARS else action[:ACTION_CHARS] + "..."
 
 
 def extract_action(reply: str) -> str | None:
     """The first ``search[...]``/``answer[...]`` of a model reply, normalised; None if absent."""
-    match = ACTION_IN_TEXT_RE.search(reply)
-    if match is None:
-        return None
-    return f"{match.group(1).lower()}[{' '.join(match.group(2).split())}]"
+    return bracket_action(ACTION_IN_TEXT_RE, reply)

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autorl_task_common import copy_into_kit, kit_sources
+from pydantic import Field
+
+from autorl.digest import file_digest, json_digest, short
 from autorl.errors import AutorlError, ConfigError
-from autorl.taskcache import build_once, params_digest
+from autorl.options import OptionsModel, PositiveInt
+from autorl.options import describe as describe_options
+from autorl.options import parse_options as validate
+from autorl.taskcache import build_once, files_digest, params_digest
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_deepsearchqa.corpus import (
     Question,
@@ -30,14 +35,14 @@ KIT_NAME = "autorl_kit.py"
 KIT_PACKAGE = "deepsearchqa_env"
 KIT_DATA = "deepsearchqa_data"
 ENV_MODULES = ("bm25.py", "corpus.py", "env.py", "expert.py", "prompt.py", "rules.py", "text.py")
-"""Self-contained modules (relative imports, standard library + rank_bm25) copied to the kit."""
+"""Copied to the kit (relative imports, ``autorl_task_common``, stdlib + rank_bm25)."""
 
 OFFLINE_SPLIT = "offline-encyclopedia"
 REFERENCE_SPLIT = "deepsearchqa-reference"
-PROTOCOL_MODULE = "autorl_task_deepsearchqa.protocol"
+CONTRACT = "autorl_task_deepsearchqa.protocol"
+"""The 'interactive' contract the rollout evaluator plays the questions with."""
 
 EVALUATOR_CONFIG: dict[str, Any] = {
-    "protocol": PROTOCOL_MODULE,
     "max_steps": DEFAULT_MAX_STEPS,
     "top_k": DEFAULT_TOP_K,
     "search_backend": "bm25",
@@ -50,20 +55,35 @@ EVALUATOR_CONFIG: dict[str, Any] = {
 """6 steps as the reference; 64 new tokens hold the longest expert action (a 4-item set answer:
 48 tokens with the tiny model's tokenizer)."""
 
-OPTIONS = {
-    "data_path": "a local copy of google/deepsearchqa (DSQA-full.csv or its folder); default: "
-    "the shipped encyclopedia questions",
-    "eval_size": "held-out questions (default: 100 shipped, 200 reference)",
-    "train_size": "train questions (default 100)",
-    "max_steps": "steps per episode before it ends unanswered (default 6)",
-    "search_backend": "registered search backend: bm25 (default, offline) or brave (web, needs "
-    "BRAVE_API_KEY)",
-    "top_k": "results per search (default 3)",
-    "judge": "'rule' (default, offline) or an LLM judge '<backend>/<model>' such as "
-    "openai/gpt-4o-mini",
-    "replay": "records directory of an earlier evaluation: searches and judge calls are "
-    "answered from it, offline",
-}
+
+class Options(OptionsModel):
+    """``[task_options]`` of deepsearchqa."""
+
+    data_path: Path | None = Field(
+        None,
+        description="a local copy of google/deepsearchqa (DSQA-full.csv or its folder); "
+        "default: the shipped encyclopedia questions",
+    )
+    eval_size: PositiveInt | None = Field(
+        None, description="held-out questions (default: 100 shipped, 200 reference)"
+    )
+    train_size: PositiveInt = Field(100, description="train questions")
+    max_steps: PositiveInt = Field(
+        DEFAULT_MAX_STEPS, le=50, description="steps per episode before it ends unanswered"
+    )
+    search_backend: str = Field(
+        "bm25", description="registered search backend: bm25 (offline) or brave (web)"
+    )
+    top_k: PositiveInt = Field(DEFAULT_TOP_K, le=20, description="results per search")
+    judge: str = Field("rule", description="'rule' (offline) or an LLM judge '<backend>/<model>'")
+    replay: Path | None = Field(
+        None,
+        description="records directory of an earlier evaluation: searches and judge calls "
+        "are answered from it, offline",
+    )
+
+
+OPTIONS = describe_options(Options)
 
 
 @dataclass(frozen=True)
@@ -78,23 +98,10 @@ class Settings:
     replay: Path | None
 
 
-def _positive_int(options: Mapping[str, Any], key: str, default: int, cap: int = 10**6) -> int:
-    value = options.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= cap:
-        raise ConfigError(
-            f"deepsearchqa: task option {key}={value!r} must be an integer from 1 to {cap}",
-            hint=f"set [task_options] {key} = {default}",
-        )
-    return value
-
-
-def _path(options: Mapping[str, Any], key: str, *, must: str) -> Path | None:
-    value = options.get(key)
+def _path(value: Path | None, key: str, *, must: str) -> Path | None:
     if value is None:
         return None
-    if not isinstance(value, str | os.PathLike) or not str(value).strip():
-        raise ConfigError(f"deepsearchqa: task option {key}={value!r} must be a path string")
-    path = Path(value).expanduser().resolve()
+    path = value.expanduser().resolve()
     exists = path.exists() if must == "exist" else path.is_dir()
     if not exists:
         problem = "does not exist" if must == "exist" else "is not a directory"
@@ -146,32 +153,18 @@ def _check_judge(judge: Any) -> str:
 
 def parse_options(options: Mapping[str, Any]) -> Settings:
     """Validate ``[task_options]``: unknown keys and bad values are errors, not silent defaults."""
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        listed = "; ".join(f"{k}: {v}" for k, v in OPTIONS.items())
-        raise ConfigError(
-            f"deepsearchqa: unknown task option(s) {', '.join(map(repr, unknown))}",
-            hint=f"known options: {listed}",
-        )
-    data_path = _path(options, "data_path", must="exist")
-    default_eval = 200 if data_path else 100
+    opts = validate(Options, options, who="task 'deepsearchqa'")
+    data_path = _path(opts.data_path, "data_path", must="exist")
     return Settings(
         data_path=data_path,
-        eval_size=_positive_int(options, "eval_size", default_eval),
-        train_size=_positive_int(options, "train_size", 100),
-        max_steps=_positive_int(options, "max_steps", DEFAULT_MAX_STEPS, cap=50),
-        search_backend=_check_search_backend(options.get("search_backend", "bm25")),
-        top_k=_positive_int(options, "top_k", DEFAULT_TOP_K, cap=20),
-        judge=_check_judge(options.get("judge", "rule")),
-        replay=_path(options, "replay", must="dir"),
+        eval_size=opts.eval_size or (200 if data_path else 100),
+        train_size=opts.train_size,
+        max_steps=opts.max_steps,
+        search_backend=_check_search_backend(opts.search_backend),
+        top_k=opts.top_k,
+        judge=_check_judge(opts.judge),
+        replay=_path(opts.replay, "replay", must="dir"),
     )
-
-
-def _fileparams_digest(paths: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 class DeepSearchQATask:
@@ -206,6 +199,7 @@ class DeepSearchQATask:
             ),
             evaluator="rollout",
             evaluator_config=config,
+            contract=CONTRACT,
             kit_dir=self._kit(cache, split_dir, settings),
             kit_requires=("rank-bm25",),
             split=split,
@@ -217,7 +211,7 @@ class DeepSearchQATask:
         files = [DATA_DIR / n for n in names]
         params = {
             "source": "shipped",
-            "files": _fileparams_digest(files),
+            "files": files_digest(files),
             "eval_size": settings.eval_size,
             "train_size": settings.train_size,
         }
@@ -246,7 +240,7 @@ class DeepSearchQATask:
         source = official.find_file(settings.data_path)
         params = {
             "source": "google/deepsearchqa",
-            "file": _fileparams_digest([source]),
+            "file": files_digest([source]),
             "eval_size": settings.eval_size,
             "train_size": settings.train_size,
             "seed": official.SPLIT_SEED,
@@ -280,11 +274,9 @@ class DeepSearchQATask:
             "top_k": settings.top_k,
             "history_window": HISTORY_WINDOW,
         }
-        digest = hashlib.sha256()
-        for name in (*ENV_MODULES, "kit.py"):
-            digest.update((PACKAGE_DIR / name).read_bytes())
-        digest.update(split_dir.name.encode() + json.dumps(kit_settings).encode())
-        target = cache / f"kit-{digest.hexdigest()[:12]}"
+        sources = [*(PACKAGE_DIR / name for name in (*ENV_MODULES, "kit.py")), *kit_sources()]
+        key = json_digest([file_digest(sources), split_dir.name, kit_settings])
+        target = cache / f"kit-{short(key, 12)}"
 
         def build(staging: Path) -> None:
             package = staging / KIT_PACKAGE
@@ -300,6 +292,7 @@ class DeepSearchQATask:
             shutil.copyfile(split_dir / "corpus.json", data / "corpus.json")
             write_json(data / "questions_train.json", load_questions(split_dir / "train.jsonl"))
             (data / "settings.json").write_text(json.dumps(kit_settings) + "\n", encoding="utf-8")
+            copy_into_kit(staging)  # the shared modules the env modules import
             shutil.copyfile(PACKAGE_DIR / "kit.py", staging / KIT_NAME)
 
         return build_once(target, build, marker=KIT_NAME)

@@ -1,6 +1,7 @@
 """Tokens for the search index and the normalisation the rule judge compares answers with.
 
-Standard library only (copied into the workspace kit).
+Standard library only (copied into the workspace kit). Not shared with WebShop's ``text.py``:
+tokens (accents folded here) and stopwords differ, and the scores use them.
 """
 
 from __future__ import annotations

@@ -64,6 +64,10 @@ def normalize_number(text: str | None) -> str | None:
     return format(value.normalize(), "f")
 
 
+normalize = normalize_number
+"""The 'answer' contract's normal form (autorl.contracts.AnswerContract): a number's."""
+
+
 def extract_answer(text: str) -> str | None:
     """The final number of a completion, normalised; None when it holds no number.
 

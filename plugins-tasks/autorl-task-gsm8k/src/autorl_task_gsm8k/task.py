@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from autorl.errors import ConfigError
+from pydantic import Field, StrictInt, model_validator
+
+from autorl.digest import file_digest, short
+from autorl.options import OptionsModel, PositiveInt
+from autorl.options import describe as describe_options
+from autorl.options import parse_options as validate
+from autorl.taskcache import build_once, files_digest, params_digest
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_gsm8k import data
 from autorl_task_gsm8k.description import describe
 
 KIT_SOURCE = Path(__file__).with_name("kit.py")
 KIT_NAME = "autorl_kit.py"
-PROTOCOL_MODULE = "autorl_task_gsm8k.kit"
-"""What the evaluator imports for the prompt and answer extraction (never the workspace copy)."""
+CONTRACT = "autorl_task_gsm8k.kit"
+"""The 'answer' contract the exact evaluator uses (prompt, extraction, normal form): loaded
+from the installed package by the engine, never from the workspace copy of the kit."""
 
 OFFLINE_SPLIT = "offline-gsm-symbolic"
 REFERENCE_SPLIT = "gsm8k-reference"
@@ -28,20 +31,38 @@ GENERATOR_VERSION = 1
 """Bump when the offline generation changes, so cached splits are rebuilt."""
 
 EVALUATOR_CONFIG: dict[str, Any] = {
-    "protocol": PROTOCOL_MODULE,
     "max_new_tokens": 192,
     "batch_size": 16,
     "temperature": 0.0,
 }
 """Greedy decoding; 192 new tokens covers ~99 % of gsm_symbolic solutions (max ~220 tokens)."""
 
-OPTIONS = {
-    "train_size": "number of train examples (offline default 1000; reference: all 7,473)",
-    "eval_size": "number of eval examples (offline default 50; reference: all 1,319)",
-    "source": "'offline' (default), 'local' (needs data_path) or 'hub' (openai/gsm8k, online)",
-    "data_path": "directory with the real GSM8K: train.jsonl/test.jsonl or the hub's parquet",
-    "split_seed": "seed of the offline generation (default 1234; the same for every run)",
-}
+
+class Options(OptionsModel):
+    """``[task_options]`` of gsm8k."""
+
+    train_size: PositiveInt | None = Field(
+        None, description="train examples (offline default 1000; reference: all 7,473)"
+    )
+    eval_size: PositiveInt | None = Field(
+        None, description="eval examples (offline default 50; reference: all 1,319)"
+    )
+    source: Literal["offline", "local", "hub"] | None = Field(
+        None, description="offline (default), local (needs data_path) or hub (online)"
+    )
+    data_path: Path | None = Field(
+        None, description="directory with the real GSM8K: train.jsonl/test.jsonl or parquet"
+    )
+    split_seed: StrictInt = Field(1234, description="seed of the offline generation")
+
+    @model_validator(mode="after")
+    def _local_needs_data(self) -> Options:
+        if self.source == "local" and self.data_path is None:
+            raise ValueError("source='local' needs data_path (a directory with the real GSM8K)")
+        return self
+
+
+OPTIONS = describe_options(Options)
 
 
 @dataclass(frozen=True)
@@ -53,93 +74,23 @@ class Settings:
     split_seed: int
 
 
-def _positive_int(options: Mapping[str, Any], key: str) -> int | None:
-    value = options.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(
-            f"task option {key}={value!r}: must be a positive integer",
-            hint=f"set [task_options] {key} = 100 (for example)",
-        )
-    return value
-
-
 def parse_options(options: Mapping[str, Any]) -> Settings:
     """Validate ``[task_options]``: unknown keys and bad values are errors, not silent defaults."""
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        listed = "; ".join(f"{k}: {v}" for k, v in OPTIONS.items())
-        raise ConfigError(
-            f"gsm8k: unknown task option(s) {', '.join(map(repr, unknown))}",
-            hint=f"known options: {listed}",
-        )
-    data_path = options.get("data_path")
-    source = options.get("source") or ("local" if data_path else "offline")
-    if source not in ("offline", "local", "hub"):
-        raise ConfigError(
-            f"task option source={source!r}: must be 'offline', 'local' or 'hub'",
-            hint="'local' reads data_path, 'hub' downloads openai/gsm8k, 'offline' generates",
-        )
-    if source == "local" and not data_path:
-        raise ConfigError(
-            "task option source='local' needs data_path",
-            hint="set [task_options] data_path = '/path/to/gsm8k' (train.jsonl + test.jsonl)",
-        )
-    seed = options.get("split_seed", 1234)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigError(f"task option split_seed={seed!r}: must be an integer")
+    opts = validate(Options, options, who="task 'gsm8k'")
+    source = opts.source or ("local" if opts.data_path else "offline")
     return Settings(
         source=source,
-        train_size=_positive_int(options, "train_size"),
-        eval_size=_positive_int(options, "eval_size"),
-        data_path=Path(data_path).expanduser().resolve() if data_path else None,
-        split_seed=seed,
+        train_size=opts.train_size,
+        eval_size=opts.eval_size,
+        data_path=opts.data_path.expanduser().resolve() if opts.data_path else None,
+        split_seed=opts.split_seed,
     )
-
-
-def _digest(payload: Any) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _files_digest(paths: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in paths:
-        digest.update(str(path).encode() + b"\0")
-        with path.open("rb") as fh:
-            for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()[:16]
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
-def build_once(target: Path, build: Callable[[Path], None], marker: str = "meta.json") -> Path:
-    """Run ``build(staging_dir)`` unless ``target`` is complete, then move it into place.
-
-    ``marker`` is written last, so its presence marks a finished build; a crash leaves only a
-    staging directory, never a half-written split.
-    """
-    if (target / marker).is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
-        build(staging)
-        if target.exists():  # an incomplete earlier build
-            shutil.rmtree(target)
-        try:
-            os.rename(staging, target)
-        except OSError:  # another process finished first: its files are identical
-            if not (target / marker).is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
 
 
 def trim(rows: list[data.Example], size: int | None) -> list[data.Example]:
@@ -171,6 +122,7 @@ class GSM8KTask:
             ),
             evaluator="exact",
             evaluator_config=dict(EVALUATOR_CONFIG),
+            contract=CONTRACT,
             kit_dir=self._kit(cache),
             split=split_name,
             metric="accuracy",
@@ -194,7 +146,7 @@ class GSM8KTask:
             )
             self._write(staging, train, evals, params)
 
-        return build_once(cache / f"{OFFLINE_SPLIT}-{_digest(params)}", build), OFFLINE_SPLIT
+        return build_once(cache / f"{OFFLINE_SPLIT}-{params_digest(params)}", build), OFFLINE_SPLIT
 
     def _reference(self, cache: Path, settings: Settings) -> tuple[Path, str]:
         params: dict[str, Any] = {
@@ -205,7 +157,7 @@ class GSM8KTask:
         if settings.source == "local":
             assert settings.data_path is not None
             files = data.reference_files(settings.data_path)
-            params["files"] = _files_digest(files["train"] + files["test"])
+            params["files"] = files_digest(files["train"] + files["test"])
 
         def build(staging: Path) -> None:
             if settings.source == "local":
@@ -226,7 +178,7 @@ class GSM8KTask:
         name = REFERENCE_SPLIT
         if settings.train_size or settings.eval_size:
             name += f"-subset-{settings.train_size or 'all'}-{settings.eval_size or 'all'}"
-        return build_once(cache / f"{REFERENCE_SPLIT}-{_digest(params)}", build), name
+        return build_once(cache / f"{REFERENCE_SPLIT}-{params_digest(params)}", build), name
 
     @staticmethod
     def _write(
@@ -241,7 +193,7 @@ class GSM8KTask:
     def _kit(cache: Path) -> Path:
         """``kit/autorl_kit.py``: a verbatim copy of :mod:`autorl_task_gsm8k.kit`."""
         source = KIT_SOURCE.read_bytes()
-        target = cache / f"kit-{hashlib.sha256(source).hexdigest()[:12]}"
+        target = cache / f"kit-{short(file_digest([KIT_SOURCE]), 12)}"
 
         def build(staging: Path) -> None:
             (staging / KIT_NAME).write_bytes(source)

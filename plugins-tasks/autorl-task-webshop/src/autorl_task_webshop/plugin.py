@@ -12,6 +12,7 @@ def autorl_register_tasks() -> list[TaskSpec]:
         TaskSpec(
             name="webshop",
             factory="autorl_task_webshop.task:WebShopTask",
+            recipe="autorl_task_webshop:recipe",  # the scripted agent's reference recipe
             description="L3 interactive shopping (WebShop-compatible): search and click to buy "
             "the instructed product; success = reward >= 0.5 over 100 held-out sessions; "
             "shipped 1,000-product catalogue, official WebShop files with task option data_path",

@@ -6,13 +6,15 @@ then each action is an assistant message and each new observation a user message
 older than the last ``history_window`` are shortened to one line so the prompt stays small.
 The model answers with one action; :func:`extract_action` takes the first ``search[...]`` or
 ``click[...]`` in the reply (an ``Action:`` prefix or text around it is ignored).
-Standard library only (copied into the workspace kit).
+Standard library and ``autorl_task_common`` only (both copied into the workspace kit).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+
+from autorl_task_common.react import bracket_action, check_turns, react_messages
 
 HISTORY_WINDOW = 4
 ACTION_IN_TEXT_RE = re.compile(r"(search|click)\s*\[([^\]\n]*)\]", re.IGNORECASE)
@@ -72,27 +74,12 @@ def build_messages(
     ``observations`` has one more entry than ``actions``: the first observation (after reset),
     then the observation after each action.
     """
-    if len(observations) != len(actions) + 1:
-        raise ValueError(
-            f"build_messages needs one more observation than actions, got {len(observations)} "
-            f"observations and {len(actions)} actions"
-        )
-    keep_from = max(1, len(observations) - history_window)
-    messages = [{"role": "user", "content": first_user_message(observations[0])}]
-    for index, action in enumerate(actions, 1):
-        messages.append({"role": "assistant", "content": action})
-        observation = observations[index]
-        text = observation if index >= keep_from else _short(observation)
-        messages.append({"role": "user", "content": f"Observation:\n{text}\nAction:"})
-    return messages
+    return react_messages(first_user_message, observations, actions, history_window, short=_short)
 
 
 def extract_action(reply: str) -> str | None:
     """The first ``search[...]``/``click[...]`` of a model reply, normalised; None if absent."""
-    match = ACTION_IN_TEXT_RE.search(reply)
-    if match is None:
-        return None
-    return f"{match.group(1).lower()}[{' '.join(match.group(2).split())}]"
+    return bracket_action(ACTION_IN_TEXT_RE, reply)
 
 
 # -- the compact prompt ---------------------------------------------------------------------
@@ -148,11 +135,7 @@ def build_compact_messages(
     ``history_window`` is accepted for the evaluator's signature; every earlier action is
     listed (an episode is short), no earlier page is.
     """
-    if len(observations) != len(actions) + 1:
-        raise ValueError(
-            f"build_messages needs one more observation than actions, got {len(observations)} "
-            f"observations and {len(actions)} actions"
-        )
+    check_turns(observations, actions)
     done = " ".join(actions) if actions else "none"
     content = (
         f"{COMPACT_RULES}\nInstruction: {instruction_of(observations[0])}\n"

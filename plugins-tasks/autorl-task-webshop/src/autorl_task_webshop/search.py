@@ -1,12 +1,15 @@
 """The shop: the catalogue plus a BM25 index over title, attributes, features and description.
 
-Needs ``rank_bm25`` (and numpy); everything else is standard library. One :class:`Shop` is shared
-by every session of an evaluation: it is read-only once built.
+Needs ``rank_bm25`` (and numpy); everything else is standard library and ``autorl_task_common``
+(copied into the kit). One :class:`Shop` is shared by every session of an evaluation: it is
+read-only once built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from autorl_task_common.bm25 import BM25Ranking
 
 from .catalog import Product
 from .text import STOPWORDS, tokenize
@@ -37,12 +40,6 @@ class Shop:
     def __init__(self, products: Sequence[Product]) -> None:
         if not products:
             raise ValueError("Shop needs at least one product (the catalogue is empty)")
-        try:
-            from rank_bm25 import BM25Okapi
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "the WebShop environment needs the rank_bm25 package: pip install rank_bm25"
-            ) from exc
         self.products: tuple[Product, ...] = tuple(products)
         self.by_asin: dict[str, Product] = {}
         for product in self.products:
@@ -53,16 +50,13 @@ class Shop:
         self.by_title: dict[str, Product] = {}
         for product in self.products:
             self.by_title.setdefault(product.title.lower().strip(), product)
-        self._bm25 = BM25Okapi([index_tokens(document_text(p)) or ["_"] for p in self.products])
+        self._bm25 = BM25Ranking(
+            [index_tokens(document_text(p)) for p in self.products], "the WebShop environment"
+        )
 
     def search(self, query: str, k: int = SEARCH_RETURN_N) -> list[Product]:
         """The top ``k`` products for ``query`` by BM25 score (ties keep catalogue order)."""
-        tokens = index_tokens(query)
-        if not tokens:
-            return []
-        scores = self._bm25.get_scores(tokens)
-        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
-        return [self.products[i] for i in order[:k] if scores[i] > 0]
+        return [self.products[i] for i in self._bm25.top(index_tokens(query), k)]
 
     def lookup(self, key: str) -> Product | None:
         """The product with id or title ``key`` (case-insensitive), else None."""

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from autorl_task_common import copy_into_kit, kit_sources
+from pydantic import Field
+
+from autorl.digest import file_digest, json_digest, short
 from autorl.errors import ConfigError
+from autorl.options import OptionsModel, PositiveInt
+from autorl.options import describe as describe_options
+from autorl.options import parse_options as validate
 from autorl.taskcache import build_once, files_digest, params_digest
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_webshop.catalog import Goal, Product, dump_json, load_goals, load_products
@@ -31,11 +36,11 @@ ENV_MODULES = (
     "search.py",
     "text.py",
 )
-"""Self-contained modules (relative imports only) copied into ``kit/webshop_env/``."""
+"""Modules copied into ``kit/webshop_env/`` (relative imports and ``autorl_task_common``)."""
 
 OFFLINE_SPLIT = "offline-catalog"
 REFERENCE_SPLIT = "webshop-reference"
-PROTOCOL_MODULES = {
+CONTRACTS = {
     "react": "autorl_task_webshop.protocol",
     "compact": "autorl_task_webshop.protocol_compact",
 }
@@ -63,16 +68,30 @@ EVALUATOR_CONFIG: dict[str, Any] = {
 }
 """15 steps as the reference; 48 new tokens fit the longest expert action (~30 tokens)."""
 
-OPTIONS = {
-    "data_path": "directory with the official WebShop files (items_shuffle_1000.json, "
-    "items_ins_v2_1000.json, items_human_ins.json); default: the shipped catalogue",
-    "eval_size": "number of held-out sessions (default 40 offline; 100 with data_path, the "
-    "reference protocol)",
-    "train_size": "cap on the number of train goals (default: all)",
-    "max_steps": "steps per session before it ends unbought (default 8 offline; 15 with data_path)",
-    "prompt": "the grader's prompt: 'compact' (default offline) or 'react' (the reference's "
-    "one-shot ReAct prompt; default with data_path)",
-}
+
+class Options(OptionsModel):
+    """``[task_options]`` of webshop."""
+
+    data_path: Path | None = Field(
+        None,
+        description="directory with the official WebShop files (items_shuffle_1000.json, "
+        "items_ins_v2_1000.json, items_human_ins.json); default: the shipped catalogue",
+    )
+    eval_size: PositiveInt | None = Field(
+        None, description="held-out sessions (default 40 offline; 100 with data_path)"
+    )
+    train_size: PositiveInt | None = Field(None, description="cap on the train goals")
+    max_steps: PositiveInt | None = Field(
+        None, description="steps per session (default 8 offline; 15 with data_path)"
+    )
+    prompt: Literal["compact", "react"] | None = Field(
+        None,
+        description="the grader's prompt: compact (default offline) or react (the reference's "
+        "one-shot ReAct prompt; default with data_path)",
+    )
+
+
+OPTIONS = describe_options(Options)
 
 
 @dataclass(frozen=True)
@@ -88,52 +107,22 @@ class Settings:
         return OFFLINE_SPLIT if self.data_path is None else REFERENCE_SPLIT
 
 
-def _positive_int(options: Mapping[str, Any], key: str, default: int | None) -> int | None:
-    value = options.get(key, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(
-            f"webshop: task option {key}={value!r} must be a positive integer",
-            hint=f"set [task_options] {key} = {default or 100}",
-        )
-    return value
-
-
 def parse_options(options: Mapping[str, Any]) -> Settings:
     """Validate ``[task_options]``: unknown keys and bad values are errors, not silent defaults."""
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        listed = "; ".join(f"{k}: {v}" for k, v in OPTIONS.items())
-        raise ConfigError(
-            f"webshop: unknown task option(s) {', '.join(map(repr, unknown))}",
-            hint=f"known options: {listed}",
-        )
-    data_path = options.get("data_path")
-    if data_path is not None and not isinstance(data_path, str | os.PathLike):
-        raise ConfigError(f"webshop: task option data_path={data_path!r} must be a path string")
-    path = Path(data_path).expanduser().resolve() if data_path else None
+    opts = validate(Options, options, who="task 'webshop'")
+    path = opts.data_path.expanduser().resolve() if opts.data_path else None
     if path is not None and not path.is_dir():
         raise ConfigError(
             f"webshop: data_path {path} is not a directory",
             hint="point data_path at the folder holding items_shuffle_1000.json and friends",
         )
     defaults = SPLIT_DEFAULTS[OFFLINE_SPLIT if path is None else REFERENCE_SPLIT]
-    eval_size = _positive_int(options, "eval_size", defaults["eval_size"])
-    max_steps = _positive_int(options, "max_steps", defaults["max_steps"])
-    assert eval_size is not None and max_steps is not None
-    prompt = options.get("prompt", defaults["prompt"])
-    if prompt not in PROTOCOL_MODULES:
-        raise ConfigError(
-            f"webshop: task option prompt={prompt!r} is not a prompt style",
-            hint=f"use one of {', '.join(map(repr, PROTOCOL_MODULES))}",
-        )
     return Settings(
         data_path=path,
-        eval_size=eval_size,
-        train_size=_positive_int(options, "train_size", None),
-        max_steps=max_steps,
-        prompt=prompt,
+        eval_size=opts.eval_size or defaults["eval_size"],
+        train_size=opts.train_size,
+        max_steps=opts.max_steps or defaults["max_steps"],
+        prompt=opts.prompt or defaults["prompt"],
     )
 
 
@@ -160,7 +149,6 @@ class WebShopTask:
         config = {
             **EVALUATOR_CONFIG,
             **PROMPT_EVALUATOR_CONFIG[settings.prompt],
-            "protocol": PROTOCOL_MODULES[settings.prompt],
             "max_steps": settings.max_steps,
             "catalog_path": str(split_dir / "catalog.json"),
         }
@@ -176,6 +164,7 @@ class WebShopTask:
             ),
             evaluator="rollout",
             evaluator_config=config,
+            contract=CONTRACTS[settings.prompt],
             kit_dir=self._kit(cache, split_dir, settings),
             kit_requires=("rank-bm25",),
             split=split,
@@ -258,13 +247,9 @@ class WebShopTask:
             "max_steps": settings.max_steps,
             "history_window": EVALUATOR_CONFIG["history_window"],
         }
-        digest = hashlib.sha256()
-        for name in ENV_MODULES:
-            digest.update((PACKAGE_DIR / name).read_bytes())
-        digest.update((PACKAGE_DIR / "kit.py").read_bytes())
-        digest.update(split_dir.name.encode())
-        digest.update(json.dumps(kit_settings, sort_keys=True).encode())
-        target = cache / f"kit-{digest.hexdigest()[:12]}"
+        sources = [*(PACKAGE_DIR / name for name in (*ENV_MODULES, "kit.py")), *kit_sources()]
+        key = json_digest([file_digest(sources), split_dir.name, kit_settings])
+        target = cache / f"kit-{short(key, 12)}"
 
         def build(staging: Path) -> None:
             package = staging / KIT_PACKAGE
@@ -281,6 +266,7 @@ class WebShopTask:
             train = load_goals(split_dir / "train.jsonl")
             dump_json(data / "goals_train.json", train)
             (data / "settings.json").write_text(json.dumps(kit_settings, indent=2) + "\n")
+            copy_into_kit(staging)  # the shared modules the env modules import
             shutil.copyfile(PACKAGE_DIR / "kit.py", staging / KIT_NAME)
 
         return build_once(target, build, marker=KIT_NAME)

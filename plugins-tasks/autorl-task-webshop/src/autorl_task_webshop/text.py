@@ -3,6 +3,7 @@
 Standard library only (this module is copied into the workspace kit). The fuzzy ratio follows the
 ``token_set_ratio`` algorithm of fuzzywuzzy/thefuzz (the reference reward uses it), computed with
 :class:`difflib.SequenceMatcher` as fuzzywuzzy's pure-Python path does.
+Not shared with DeepSearchQA's ``text.py``: tokens and stopwords differ, and the scores use them.
 """
 
 from __future__ import annotations

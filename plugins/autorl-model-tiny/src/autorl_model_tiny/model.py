@@ -9,13 +9,13 @@ hash in the name means a rebuilt model never reuses a stale copy.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
 import tempfile
 from pathlib import Path
 
+from autorl.digest import file_digest, short
 from autorl.errors import ConfigError
 from autorl.types import ModelInfo
 
@@ -36,10 +36,7 @@ def shipped_dir() -> Path:
 
 
 def content_hash(directory: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in directory.iterdir() if p.is_file()):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:12]
+    return short(file_digest(sorted(p for p in directory.iterdir() if p.is_file())), 12)
 
 
 class TinyModel:

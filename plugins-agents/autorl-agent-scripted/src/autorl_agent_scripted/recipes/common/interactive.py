@@ -15,34 +15,24 @@ workspace kit follows the kit contract (``make_env``, ``train_ids``, ``expert_ep
    the environment between turns, so this loop is written here, on plain torch + PEFT.
    Save and submit after each GRPO phase.
 
-Each phase gets a share of the budget read from ``GET /budget``; training stops between steps
-at the phase's deadline; evaluations run on the grader while the next phase trains.
+Each phase gets a share of the budget read from ``GET /budget`` (``--sft-share`` for the
+warm-up); training stops between steps at the phase's deadline; evaluations run on the grader
+while the next phase trains: the shared loop of :func:`rounds.run_rounds`. A task's
+``recipe.py`` calls :func:`main` with its kit, its flags and, optionally, its demonstrator.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from recipe_common import (
-    Clock,
-    GraderClient,
-    StepTimes,
-    Submissions,
-    device,
-    load_base,
-    log,
-    merged,
-    save_checkpoint,
-    workspace,
-)
-from training import lora_config, phase_seconds
+from recipe_common import StepTimes, log, merged
+from rounds import Run, even_share, recipe_parser, run_rounds
+from training import lora_config
 
 
 def parse_args(
@@ -51,11 +41,9 @@ def parse_args(
     add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
 ) -> argparse.Namespace:
     """The recipe's flags; a task's recipe adds its own through ``add_arguments``."""
-    env = os.environ.get
-    p = argparse.ArgumentParser(description=description)
+    p = recipe_parser(description, margin=0.06)
     if add_arguments is not None:
         add_arguments(p)
-    p.add_argument("--mode", choices=("lora", "full"), default=env("RECIPE_MODE", "lora"))
     p.add_argument("--no-grpo", action="store_true", help="SFT warm-up only")
     p.add_argument(
         "--sft-share", type=float, default=0.8, help="share of the budget for the SFT warm-up"
@@ -79,10 +67,6 @@ def parse_args(
     p.add_argument("--grpo-temperature", type=float, default=1.0)
     p.add_argument("--grpo-steps", type=int, default=20, help="cap on GRPO steps")
     p.add_argument("--max-new-tokens", type=int, default=32)
-    p.add_argument("--lora-r", type=int, default=16)
-    p.add_argument("--margin", type=float, default=0.06, help="share of the budget kept free")
-    p.add_argument("--min-margin", type=float, default=8.0)
-    p.add_argument("--seed", type=int, default=int(env("AUTORL_SEED", "0") or 0))
     return p.parse_args(argv)
 
 
@@ -576,6 +560,14 @@ def run_online_grpo(
 # the plan --------------------------------------------------------------------------------------
 
 
+def sft_first_share(run: Run, phase: str) -> float:
+    """``--sft-share`` of the time left (after two saves' reserve) for the SFT warm-up when
+    GRPO follows; otherwise an even share."""
+    if phase == "sft" and len(run.phases) > 1:
+        return max(0.0, run.clock.left() - 2 * run.save_reserve) * run.args.sft_share
+    return even_share(run, phase)
+
+
 def main(
     kit: Any,
     args: argparse.Namespace,
@@ -583,68 +575,32 @@ def main(
 ) -> int:
     """The whole plan; ``demonstration`` (session id -> episode) replaces the kit's expert as
     the SFT data when a task's recipe has a better one for a small model."""
-    root = workspace()
-    client = GraderClient.from_env()
-    budget = client.budget()
-    clock = Clock.from_budget(budget, args.margin, args.min_margin)
-    subs = Submissions(
-        client, int(budget.get("max_submissions") or 1) - int(budget.get("submissions_used") or 0)
-    )
-    log(
-        f"budget {budget.get('remaining_s'):.0f}s left, {subs.left()} submissions; working "
-        f"until {clock.left():.0f}s from now; mode {args.mode}, device {device()}"
-    )
     session_ids = list(kit.train_ids())
     random.Random(args.seed).shuffle(session_ids)
     sft_ids = session_ids[: args.sft_episodes] if args.sft_episodes else session_ids
     rows, n_expert = expert_rows(kit, sft_ids, demonstration)
     random.Random(args.seed + 1).shuffle(rows)
     log(f"{len(session_ids)} train sessions; {len(rows)} SFT turns from {n_expert} expert episodes")
-    model, tokenizer = load_base(root / "models" / "base")
-    output = root / "output"
-    save_reserve = 5.0 + sum(p.numel() for p in model.parameters()) * 4 / 150e6
-    step_times = StepTimes()
-    phases = ["sft"] if args.no_grpo else ["sft", "grpo"]
-    version = 0
-    for index, phase in enumerate(phases):
-        if subs.left() < 1:
-            log("no submissions left: stopping")
-            break
-        if phase == "sft" and len(phases) > 1:
-            seconds = max(0.0, clock.left() - 2 * save_reserve) * args.sft_share
-        else:
-            seconds = phase_seconds(clock.left(), save_reserve, len(phases) - index)
-        if seconds < 5.0:
-            log(f"{clock.left():.0f}s left: not enough for the {phase} phase")
-            break
-        log(f"phase {index + 1}/{len(phases)}: {phase} for up to {seconds:.0f}s")
-        started = time.monotonic()
-        if phase == "sft":
-            model, steps = run_action_sft(model, tokenizer, rows, args=args, seconds=seconds)
-        else:
-            model, steps = run_online_grpo(
-                model,
-                tokenizer,
-                kit,
-                session_ids,
-                args=args,
-                seconds=seconds,
-                step_times=step_times,
-            )
-        log(f"{phase}: {steps} steps in {time.monotonic() - started:.0f}s")
-        if steps == 0:
-            continue
-        version += 1
-        model.eval()
-        target = output / f"v{version}-{phase}"
-        save_reserve = max(save_reserve, 1.5 * save_checkpoint(model, tokenizer, target))
-        subs.submit(str(Path("output") / target.name))
-        subs.poll()
-    subs.wait(until=clock.deadline)
-    scored = {i: s for i, s in subs.scores.items() if s is not None}
-    if scored:
-        best = max(scored, key=lambda i: scored[i])
-        log(f"done: best submission {best} with score {scored[best]}")
-    else:
-        log(f"done: {len(subs.ids)} submission(s), none scored yet (the grader finishes them)")
-    return 0
+
+    def sft(run: Run, seconds: float) -> tuple[Any, int]:
+        return run_action_sft(run.model, run.tokenizer, rows, args=args, seconds=seconds)
+
+    def grpo(run: Run, seconds: float) -> tuple[Any, int]:
+        return run_online_grpo(
+            run.model,
+            run.tokenizer,
+            kit,
+            session_ids,
+            args=args,
+            seconds=seconds,
+            step_times=run.step_times,
+        )
+
+    return run_rounds(
+        args,
+        ["sft"] if args.no_grpo else ["sft", "grpo"],
+        {"sft": sft, "grpo": grpo},
+        share=sft_first_share,
+        min_seconds=5.0,
+        checkpoint="v{version}-{phase}",
+    )

@@ -1,6 +1,7 @@
-"""Helpers shared by the scripted agent's recipes: grader client, clock, checkpoints, logging.
+"""Helpers shared by the reference recipes: grader client, clock, checkpoints, logging, planning.
 
-Copied into ``workspace/code/`` next to the task's ``recipe.py``. It runs as the agent: it may
+Copied into ``workspace/code/`` next to the task's ``recipe.py`` (with ``rounds.py``, the loop
+built on them, ``training.py`` and ``interactive.py``). It runs as the agent: it may
 use only the workspace (``$AUTORL_WORKSPACE``), the grading API and the installed training
 stack. Standard library at import time; torch/transformers/peft are imported inside functions.
 """

@@ -1,4 +1,4 @@
-"""Training phases shared by the recipes: LoRA config, TRL SFT and GRPO phases, time shares.
+"""Training phases shared by the recipes: the LoRA config, TRL SFT and GRPO phases.
 
 Copied into ``workspace/code/`` with the other common files. torch, TRL and PEFT are imported
 inside the functions, so importing this module is cheap.
@@ -18,6 +18,7 @@ from recipe_common import (
     log,
     merged,
     phase_warmup,
+    planned_steps,
     stop_at_callback,
 )
 
@@ -30,7 +31,9 @@ def lora_config(r: int) -> Any:
     )
 
 
-def trainer_args(scratch: Path, seed: int) -> dict[str, Any]:
+def trainer_args(scratch: Path, seed: int, gradient_checkpointing: bool = False) -> dict[str, Any]:
+    """The TRL trainer settings every phase shares. ``gradient_checkpointing`` is off by default
+    (small models: compute, not memory, is the limit); TRL's own default is on."""
     on_gpu = device() == "cuda"
     return {
         "output_dir": str(scratch),
@@ -42,7 +45,7 @@ def trainer_args(scratch: Path, seed: int) -> dict[str, Any]:
         "bf16": on_gpu,
         "use_cpu": not on_gpu,
         "dataloader_num_workers": 0,
-        "gradient_checkpointing": False,  # small models: compute, not memory, is the limit
+        "gradient_checkpointing": gradient_checkpointing,
     }
 
 
@@ -60,14 +63,22 @@ def run_sft(
     batch_size: int = 4,
     lr: float | None = None,
     epochs: float = 1.0,
-    max_length: int = 512,
+    max_steps: int | None = None,
+    max_length: int | None = 512,
     lora_r: int = 16,
     seed: int = 0,
     step_times: StepTimes | None = None,
+    gradient_checkpointing: bool = False,
 ) -> tuple[Any, int]:
-    """SFT until ``seconds`` pass or ``epochs`` are done; returns (merged model, steps run).
+    """SFT with TRL's ``SFTTrainer`` (loss on the completion only) until ``seconds`` pass or
+    the step cap; returns (merged model, steps run).
 
-    Warm-up is sized to the steps the phase can run (none when short or not yet timed).
+    ``rows``: conversational prompt-completion rows, or pre-tokenized ``input_ids`` and
+    ``completion_mask`` (pass ``max_length=None`` when they are cut already). The cap is
+    ``max_steps``, else ``epochs`` over the rows. LoRA (``mode="lora"``, lr 2e-4) or full
+    fine-tuning (lr 2e-5). The warm-up is sized to the steps the phase can run: none when the
+    phase is short or no SFT step was timed yet (without ``step_times``: never). Gradient
+    checkpointing saves memory at the cost of a recomputed forward pass (same gradients).
     """
     from datasets import Dataset
     from datasets.utils.logging import disable_progress_bar
@@ -76,15 +87,15 @@ def run_sft(
     disable_progress_bar()  # per-batch bars would flood the agent log
 
     tokenizer.padding_side = "right"
-    max_steps = max(1, int(len(rows) * epochs / batch_size))
+    cap = max_steps or max(1, int(len(rows) * epochs / batch_size))
     step_s = step_times.get("sft") if step_times else None
     config = SFTConfig(
-        **trainer_args(scratch, seed),
+        **trainer_args(scratch, seed, gradient_checkpointing),
         per_device_train_batch_size=batch_size,
         learning_rate=lr or (2e-4 if mode == "lora" else 2e-5),
         lr_scheduler_type="constant_with_warmup",
-        warmup_steps=phase_warmup(max_steps, seconds, step_s),
-        max_steps=max_steps,
+        warmup_steps=phase_warmup(cap, seconds, step_s),
+        max_steps=cap,
         max_length=max_length,
         completion_only_loss=True,
     )
@@ -96,12 +107,45 @@ def run_sft(
         peft_config=lora_config(lora_r) if mode == "lora" else None,
         callbacks=[stopper := stop_at_callback(time.monotonic() + seconds, label="sft")],
     )
-    log(f"  sft: up to {max_steps} steps, warm-up {config.warmup_steps}")
+    expected = planned_steps(cap, seconds, step_s)
+    timing = f"{expected} expected at {step_s:.1f}s a step" if step_s else "step time unknown"
+    log(
+        f"  sft: {len(rows)} examples, up to {cap} steps in {seconds:.0f}s ({timing}), "
+        f"warm-up {config.warmup_steps}"
+    )
     trainer.train()
     if step_times is not None:
         step_times.record("sft", stopper)
-    steps = trainer.state.global_step
-    return merged(trainer.model), steps
+    return merged(trainer.model), trainer.state.global_step
+
+
+def sft_in_rotation(rows: list[dict[str, Any]], *, timed: bool = True, **options: Any) -> Any:
+    """A phase function for :func:`rounds.run_rounds`: :func:`run_sft` on ``rows``, each phase
+    starting in the rows where the previous one stopped (a later round sees new rows first).
+
+    ``options`` are :func:`run_sft`'s (``mode``, ``batch_size``, ``lr``, ``epochs``...); the
+    seed is the phase's. ``timed``: pass the run's measured step times (warm-up sized to the
+    phase); without them there is no warm-up.
+    """
+    offset = 0
+    batch_size = options.setdefault("batch_size", 4)
+
+    def phase(run: Any, seconds: float) -> tuple[Any, int]:
+        nonlocal offset
+        model, steps = run_sft(
+            run.model,
+            run.tokenizer,
+            rows[offset:] + rows[:offset],
+            seconds=seconds,
+            scratch=run.scratch,
+            seed=run.seed,
+            step_times=run.step_times if timed else None,
+            **options,
+        )
+        offset = (offset + steps * batch_size) % max(1, len(rows))
+        return model, steps
+
+    return phase
 
 
 def run_grpo(
@@ -175,12 +219,3 @@ def run_grpo(
         step_times.record("grpo", stopper, size=prompts_per_step * generations * max_new_tokens)
     steps = trainer.state.global_step
     return merged(trainer.model), steps
-
-
-# plan ------------------------------------------------------------------------------------------
-
-
-def phase_seconds(left: float, reserve: float, phases_left: int, weight: float = 1.0) -> float:
-    """This phase's share of the time left after keeping ``reserve`` for its save."""
-    usable = left - reserve
-    return max(0.0, usable * weight / max(1, phases_left))

@@ -17,8 +17,10 @@ Why not GRPO by default: a 135M model passes few train problems, so most GRPO gr
 rewards 0 (no advantage, no gradient) while each step costs a full batch of sampled code on CPU.
 Filtering samples through the tests spends the same generation on a denser signal.
 
-Phases get equal shares of the time read from ``GET /budget`` (a safety margin kept free) and
-stop between steps at their deadline; evaluations run on the grader while the next phase trains.
+Phases get equal shares of the time read from ``GET /budget`` (a safety margin and a save's
+time per phase kept free) and stop between steps at their deadline; evaluations run on the
+grader while the next phase trains. That loop is the shared ``rounds.run_rounds``; the SFT
+phase is the shared ``training.run_sft`` (pre-tokenized rows).
 
     python code/recipe.py [--mode lora|full] [--sft-epochs 3] [--ei-rounds 1] ...
 """
@@ -36,27 +38,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from recipe_common import (
-    Clock,
-    GraderClient,
-    StepTimes,
-    Submissions,
-    device,
-    load_base,
-    log,
-    merged,
-    phase_warmup,
-    planned_steps,
-    save_checkpoint,
-    stop_at_callback,
-    workspace,
-)
+from recipe_common import log
+from rounds import Run, recipe_parser, reserve_each_save, run_rounds
+from training import run_sft
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     env = os.environ.get
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--mode", choices=("lora", "full"), default=env("RECIPE_MODE", "lora"))
+    p = recipe_parser(__doc__.splitlines()[0])
     p.add_argument("--sft-batch-size", type=int, default=4)
     p.add_argument("--sft-lr", type=float, default=None, help="default 2e-4 LoRA, 2e-5 full")
     p.add_argument("--sft-epochs", type=float, default=3.0, help="cap per SFT phase")
@@ -77,15 +66,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0.6,
         help="share of an expert-iteration phase spent sampling (the rest trains)",
     )
-    p.add_argument("--lora-r", type=int, default=16)
-    p.add_argument(
-        "--margin",
-        type=float,
-        default=0.08,
-        help="share of the budget kept free at the end (at least --min-margin s)",
-    )
-    p.add_argument("--min-margin", type=float, default=8.0)
-    p.add_argument("--seed", type=int, default=int(env("AUTORL_SEED", "0") or 0))
     return p.parse_args(argv)
 
 
@@ -130,77 +110,7 @@ def canonical_pairs(problems: list[dict[str, Any]]) -> list[tuple[dict[str, Any]
     return [(p, p["canonical_solution"]) for p in problems]
 
 
-# phases ----------------------------------------------------------------------------------------
-
-
-def lora_config(r: int) -> Any:
-    from peft import LoraConfig
-
-    return LoraConfig(
-        r=r, lora_alpha=2 * r, lora_dropout=0.0, target_modules="all-linear", task_type="CAUSAL_LM"
-    )
-
-
-def run_sft(
-    model: Any,
-    tokenizer: Any,
-    rows: list[dict[str, list[int]]],
-    *,
-    mode: str,
-    seconds: float,
-    scratch: Path,
-    batch_size: int = 4,
-    lr: float | None = None,
-    epochs: float = 3.0,
-    lora_r: int = 16,
-    seed: int = 0,
-    step_times: StepTimes | None = None,
-) -> tuple[Any, int]:
-    """SFT until ``seconds`` pass or ``epochs`` are done; returns (merged model, steps run)."""
-    from datasets import Dataset
-    from trl import SFTConfig, SFTTrainer
-
-    on_gpu = device() == "cuda"
-    tokenizer.padding_side = "right"
-    cap = max(1, round(len(rows) * epochs / batch_size))
-    step_s = step_times.get("sft") if step_times else None
-    expected = planned_steps(cap, seconds, step_s)
-    config = SFTConfig(
-        output_dir=str(scratch),
-        save_strategy="no",
-        report_to="none",
-        logging_steps=1,
-        disable_tqdm=True,
-        seed=seed,
-        bf16=on_gpu,
-        use_cpu=not on_gpu,
-        dataloader_num_workers=0,
-        per_device_train_batch_size=batch_size,
-        learning_rate=lr or (2e-4 if mode == "lora" else 2e-5),
-        lr_scheduler_type="constant_with_warmup",
-        warmup_steps=phase_warmup(cap, seconds, step_s),
-        max_steps=cap,
-        max_length=None,  # rows are already cut to --max-length
-        completion_only_loss=True,
-    )
-    stopper = stop_at_callback(time.monotonic() + seconds, label="sft")
-    trainer = SFTTrainer(
-        model=model,
-        args=config,
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
-        peft_config=lora_config(lora_r) if mode == "lora" else None,
-        callbacks=[stopper],
-    )
-    timing = f"{expected} expected at {step_s:.1f}s a step" if step_s else "step time unknown"
-    log(
-        f"sft: {len(rows)} examples, up to {cap} steps in {seconds:.0f}s ({timing}), "
-        f"warm-up {config.warmup_steps}"
-    )
-    trainer.train()
-    if step_times is not None:
-        step_times.record("sft", stopper)
-    return merged(trainer.model), trainer.state.global_step
+# expert iteration ------------------------------------------------------------------------------
 
 
 def sample_completions(
@@ -284,108 +194,71 @@ def passing_pairs(
 # plan ------------------------------------------------------------------------------------------
 
 
-def phase_seconds(left: float, reserve: float, phases_left: int) -> float:
-    """This phase's share of the time left after keeping ``reserve`` for each save to come."""
-    return max(0.0, (left - reserve * phases_left) / max(1, phases_left))
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    root = workspace()
     import autorl_kit as kit  # on PYTHONPATH (workspace/kit)
 
-    client = GraderClient.from_env()
-    budget = client.budget()
-    clock = Clock.from_budget(budget, args.margin, args.min_margin)
-    subs = Submissions(
-        client, int(budget.get("max_submissions") or 1) - int(budget.get("submissions_used") or 0)
-    )
-    log(
-        f"budget {budget.get('remaining_s'):.0f}s left, {subs.left()} submissions; "
-        f"working until {clock.left():.0f}s from now (margin {clock.margin_s:.0f}s); "
-        f"mode {args.mode}, device {device()}"
-    )
     problems = kit.load_train()
     random.Random(args.seed).shuffle(problems)
     log(f"{len(problems)} train problems")
-    model, tokenizer = load_base(root / "models" / "base")
-    log(f"loaded base model ({sum(p.numel() for p in model.parameters()) / 1e6:.1f}M params)")
-    scratch, output = root / "output" / ".trainer", root / "output"
-    save_reserve = 5.0 + sum(p.numel() for p in model.parameters()) * 4 / 150e6
-    step_times = StepTimes()
     pairs = canonical_pairs(problems)
-    phases = (["sft"] + ["ei"] * max(0, args.ei_rounds))[: max(1, subs.left())]
-    version = 0
-    for index, phase in enumerate(phases):
-        if subs.left() < 1:
-            log("no submissions left: stopping")
-            break
-        seconds = phase_seconds(clock.left(), save_reserve, len(phases) - index)
-        if seconds < 3.0:
-            log(f"{clock.left():.0f}s left: not enough for another {phase} phase")
-            break
-        log(f"phase {index + 1}/{len(phases)}: {phase} for up to {seconds:.0f}s")
-        started = time.monotonic()
-        train_seconds = seconds
-        if phase == "ei":
-            sampled = sample_completions(
-                model,
-                tokenizer,
-                [kit.build_prompt(p) for p in problems],
-                stop=tuple(kit.STOP_SEQUENCES),
-                n=args.ei_samples,
-                temperature=args.ei_temperature,
-                max_new_tokens=args.ei_max_new_tokens,
-                batch_size=args.ei_batch_size,
-                deadline=started + seconds * args.ei_sample_share,
-                seed=args.seed + index,
-            )
-            found = passing_pairs(kit, problems, sampled)
-            solved = len({p["task_id"] for p, _ in found})
-            tried = sum(1 for s in sampled if s)
-            log(
-                f"  expert iteration: {sum(map(len, sampled))} samples on {tried} problems, "
-                f"{len(found)} new passing bodies on {solved} problems "
-                f"({time.monotonic() - started:.0f}s)"
-            )
-            pairs = pairs + found
-            train_seconds = seconds - (time.monotonic() - started)
-            if train_seconds < 3.0:
-                log("  no time left in this phase to train on them")
-                continue
-        model, steps = run_sft(
-            model,
-            tokenizer,
-            sft_rows(kit, tokenizer, pairs, args.max_length),
+
+    def sft(run: Run, seconds: float) -> tuple[Any, int]:
+        """SFT on every (problem, body) pair found so far."""
+        rows = sft_rows(kit, run.tokenizer, pairs, args.max_length)
+        return run_sft(
+            run.model,
+            run.tokenizer,
+            rows,
             mode=args.mode,
-            seconds=train_seconds,
-            scratch=scratch,
+            seconds=seconds,
+            scratch=run.scratch,
             batch_size=args.sft_batch_size,
             lr=args.sft_lr,
-            epochs=args.sft_epochs,
+            max_steps=max(1, round(len(rows) * args.sft_epochs / args.sft_batch_size)),
+            max_length=None,  # rows are already cut to --max-length
             lora_r=args.lora_r,
-            seed=args.seed + index,
-            step_times=step_times,
+            seed=run.seed,
+            step_times=run.step_times,
+            gradient_checkpointing=True,  # TRL's default, which the measured runs had
         )
-        log(f"{phase}: {steps} steps in {time.monotonic() - started:.0f}s")
-        if steps == 0:
-            continue
-        version += 1
-        model.eval()
-        save_reserve = max(
-            save_reserve, 1.5 * save_checkpoint(model, tokenizer, output / f"v{version}")
+
+    def ei(run: Run, seconds: float) -> tuple[Any, int]:
+        """Sample, keep the bodies that pass the tests, then SFT for the rest of the phase."""
+        nonlocal pairs
+        started = time.monotonic()
+        sampled = sample_completions(
+            run.model,
+            run.tokenizer,
+            [kit.build_prompt(p) for p in problems],
+            stop=tuple(kit.STOP_SEQUENCES),
+            n=args.ei_samples,
+            temperature=args.ei_temperature,
+            max_new_tokens=args.ei_max_new_tokens,
+            batch_size=args.ei_batch_size,
+            deadline=started + seconds * args.ei_sample_share,
+            seed=run.seed,
         )
-        model.train()
-        subs.submit(f"output/v{version}")
-        subs.poll()
-    subs.wait(until=clock.deadline)
-    scored = {i: s for i, s in subs.scores.items() if s is not None}
-    if scored:
-        best = max(scored, key=lambda i: scored[i])
-        log(f"done: best submission {best} with score {scored[best]}")
-    else:
-        log(f"done: {len(subs.ids)} submission(s), none scored yet (the grader finishes them)")
-    return 0
+        found = passing_pairs(kit, problems, sampled)
+        solved = len({p["task_id"] for p, _ in found})
+        tried = sum(1 for s in sampled if s)
+        log(
+            f"  expert iteration: {sum(map(len, sampled))} samples on {tried} problems, "
+            f"{len(found)} new passing bodies on {solved} problems "
+            f"({time.monotonic() - started:.0f}s)"
+        )
+        pairs = pairs + found
+        train_seconds = seconds - (time.monotonic() - started)
+        if train_seconds < 3.0:
+            log("  no time left in this phase to train on them")
+            return run.model, 0
+        return sft(run, train_seconds)
+
+    def phases(run: Run) -> list[str]:
+        """SFT, then ``--ei-rounds`` expert-iteration phases: no more than submissions left."""
+        return (["sft"] + ["ei"] * max(0, args.ei_rounds))[: max(1, run.subs.left())]
+
+    return run_rounds(args, phases, {"sft": sft, "ei": ei}, share=reserve_each_save)
 
 
 if __name__ == "__main__":
