@@ -59,7 +59,8 @@ def test_unknown_name_is_a_clean_error_with_suggestions(run_autorl) -> None:
     assert "unknown task 'fixture-ad'" in proc.stderr
     assert "did you mean: fixture-add?" in proc.stderr
     assert "plugin 'autorl-fixture-broken' failed to load" in proc.stderr
-    assert "pip install autorl-task-fixture-ad" in proc.stderr
+    assert "pip install" not in proc.stderr  # a typo is never an installable package name
+    assert "hint: use 'fixture-add'" in proc.stderr
 
 
 def test_plugin_command_runs_and_is_listed_in_help(run_autorl) -> None:

@@ -71,10 +71,7 @@ class ContractKind:
     optional: tuple[str, ...] = ()
     row_fields: tuple[str, ...] = ()
     """Fields every eval row must hold (empty: the contract reads its rows itself)."""
-
-    @property
-    def summary(self) -> str:
-        return (self.protocol.__doc__ or "").strip().splitlines()[0]
+    summary: str = ""
 
 
 CONTRACTS: dict[str, ContractKind] = {
@@ -86,6 +83,7 @@ CONTRACTS: dict[str, ContractKind] = {
             ("build_messages", "extract_answer", "normalize"),
             ("has_final_answer_line",),
             ("question", "answer"),
+            "one question, one final answer, exact match",
         ),
         ContractKind(
             "code",
@@ -93,13 +91,22 @@ CONTRACTS: dict[str, ContractKind] = {
             ("build_prompt", "extract_code"),
             ("STOP_SEQUENCES",),
             ("task_id", "prompt", "test", "entry_point"),
+            "a function to complete, run against its tests",
         ),
-        ContractKind("judge", JudgeContract, ("build_messages",), (), ("instruction", "reference")),
+        ContractKind(
+            "judge",
+            JudgeContract,
+            ("build_messages",),
+            (),
+            ("instruction", "reference"),
+            "an instruction answered, judged against a reference",
+        ),
         ContractKind(
             "interactive",
             InteractiveContract,
             ("load_sessions", "make_env", "build_messages", "extract_action"),
             ("episode_metrics", "ENV_OPTIONS", "STOP"),
+            summary="episodes in an environment, one action per turn",
         ),
     )
 }

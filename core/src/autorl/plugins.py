@@ -105,8 +105,25 @@ def _load_entry_point(pm: pluggy.PluginManager, ep: EntryPoint) -> PluginInfo:
         module = ep.load()
     except Exception as exc:
         error, details = _describe(exc)
+        error += _entry_point_fix(ep, exc)
         return PluginInfo(ep.name, ep.value, status="failed", error=error, details=details, **info)
     return register_module(pm, module, ep.name, **info)
+
+
+def _entry_point_fix(ep: EntryPoint, exc: BaseException) -> str:
+    """When the entry point names a module its own distribution lacks, say which line of
+    which ``pyproject.toml`` to fix (installing the package again would not help)."""
+    module = ep.value.partition(":")[0].strip()
+    missing = getattr(exc, "name", None)
+    if not isinstance(exc, ModuleNotFoundError) or not missing or not module.startswith(missing):
+        return ""
+    dist = getattr(ep, "dist", None)
+    owner = f"{dist.name}'s" if dist else "its"
+    return (
+        f" (the entry point {ep.name} = {ep.value!r} names a module that does not exist: fix "
+        f'that line under [project.entry-points."{ENTRY_POINT_GROUP}"] in {owner} '
+        "pyproject.toml, then reinstall it)"
+    )
 
 
 def _where(details: str | None) -> str:

@@ -70,7 +70,18 @@ class Entry:
             "factory": self.spec.factory,
             "install": self.spec.install,
             "options": dict(self.spec.options),
+            **self._typed_fields(),
         }
+
+    def _typed_fields(self) -> dict[str, Any]:
+        """A kind's own spec fields (a task's evaluator/contract/recipe, an evaluator's
+        contract), so ``autorl show`` and ``list --json`` print the contracts."""
+        from dataclasses import fields
+
+        from autorl.specs import Spec
+
+        base = {f.name for f in fields(Spec)}
+        return {f.name: getattr(self.spec, f.name) for f in fields(self.spec) if f.name not in base}
 
 
 @dataclass(frozen=True)
@@ -80,6 +91,16 @@ class Problem:
     plugin: str
     message: str
     details: str | None = None
+
+
+def _installed(distribution: str) -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version(distribution)
+    except PackageNotFoundError:
+        return False
+    return True
 
 
 def import_object(target: str) -> Any:
@@ -234,27 +255,44 @@ class Registry:
                 f"{kind} {name!r} is ambiguous: it is supplied by {providers}",
                 hint=f"use a qualified name: {options}",
             )
-        raise RegistryError(self._unknown_message(kind, name, entries), hint=self._hint(kind, name))
-
-    def _unknown_message(self, kind: str, name: str, entries: list[Entry]) -> str:
         known = sorted({e.name for e in entries} | {e.qualified_name for e in entries})
-        lines = [f"unknown {kind} {name!r}"]
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        raise RegistryError(
+            self._unknown_message(kind, name, entries, close), hint=self._hint(kind, name, close)
+        )
+
+    def _unknown_message(
+        self, kind: str, name: str, entries: list[Entry], close: list[str]
+    ) -> str:
+        lines = [f"unknown {kind} {name!r}"]
         if close:
             lines.append(f"  did you mean: {', '.join(close)}?")
         installed = sorted({e.name for e in entries})
-        lines.append(f"  installed {kind}s: {', '.join(installed) if installed else '(none)'}")
+        plural = "sandboxes" if kind == "sandbox" else f"{kind}s"
+        lines.append(f"  installed {plural}: {', '.join(installed) if installed else '(none)'}")
         for plugin in self.failed_plugins():
             lines.append(f"  plugin {plugin.name!r} failed to load: {plugin.error}")
         return "\n".join(lines)
 
-    @staticmethod
-    def _hint(kind: str, name: str) -> str:
-        prefix = PIP_PREFIX.get(kind)
+    def _hint(self, kind: str, name: str, close: list[str]) -> str:
+        """Never invite installing a typo (a typosquatting invitation): a close installed
+        name is the answer; a name whose plugin failed to load needs fixing, not installing."""
+        if close:
+            return f"use {close[0]!r} ('autorl list {kind}' shows the installed names)"
         base = name.rsplit("/", 1)[-1]
-        if prefix is None:
+        prefix = PIP_PREFIX.get(kind)
+        package = f"{prefix}{base}" if prefix else None
+        failed = [p for p in self.failed_plugins() if package and p.name == package]
+        if failed:
+            return f"{package} is installed but failed to load: see 'autorl plugins doctor'"
+        if package is None:
             return "run 'autorl plugins list' to see what is installed"
-        return f"pip install {prefix}{base}   (then check with 'autorl list {kind}')"
+        if _installed(package):
+            return f"{package} is installed but supplies no {kind} {base!r}: 'autorl plugins list'"
+        return (
+            f"if a plugin provides it, install it (for example pip install {package}) "
+            f"and check with 'autorl list {kind}'"
+        )
 
     @staticmethod
     def _check_kind(kind: str) -> None:

@@ -140,6 +140,33 @@ def list_components(kind: str, as_json: bool) -> None:
     Console().print(table)
 
 
+def _contract_rows(registry: Any, kind: str, row: dict[str, Any]) -> dict[str, Any]:
+    """What a task publishes for its evaluator, or what an evaluator needs from a task."""
+    from autorl.contracts import CONTRACTS
+
+    if kind == "task":
+        evaluator = row.get("evaluator")
+        if not evaluator:
+            return {}
+        try:
+            needs = registry.get("evaluator", evaluator).spec.contract
+        except Exception as exc:  # the evaluator is not installed: say so, do not fail
+            return {"contract_kind": f"unknown (evaluator {evaluator!r}: {exc})"}
+    else:
+        needs = row.get("contract")
+    if not needs or needs not in CONTRACTS:
+        return {}
+    contract = CONTRACTS[needs]
+    rows = {
+        "contract_kind": f"{needs}: {contract.summary}",
+        "contract_members": ", ".join(contract.required)
+        + (f" (optional: {', '.join(contract.optional)})" if contract.optional else ""),
+    }
+    if contract.row_fields:
+        rows["contract_rows"] = ", ".join(contract.row_fields)
+    return rows
+
+
 @click.command()
 @click.argument("kind", type=click.Choice(sorted([*KINDS, *PLURALS])), metavar="KIND")
 @click.argument("name")
@@ -151,6 +178,8 @@ def show(kind: str, name: str, check: bool, as_json: bool) -> None:
     registry = _registry()
     entry = registry.get(kind, name)
     row = entry.as_dict()
+    if kind in ("task", "evaluator"):
+        row.update(_contract_rows(registry, kind, row))
     if check:
         instance = registry.create(kind, entry.qualified_name)
         row["check"] = f"OK: {type(instance).__module__}.{type(instance).__qualname__}"

@@ -1,0 +1,36 @@
+"""Errors that guide without misleading: no 'pip install' of a typo, no reinstall advice for an
+entry point whose own pyproject names a module that does not exist."""
+
+from __future__ import annotations
+
+from importlib.metadata import EntryPoint
+
+import pytest
+
+from autorl.errors import RegistryError
+from autorl.plugins import ENTRY_POINT_GROUP, _load_entry_point, new_plugin_manager
+from autorl.testing.helpers import registry_with
+
+
+def test_a_typo_is_answered_with_the_installed_name_not_a_package() -> None:
+    registry = registry_with("autorl.builtins")
+    with pytest.raises(RegistryError) as info:
+        registry.get("sandbox", "isolatd")
+    assert "did you mean: isolated" in info.value.message
+    assert info.value.hint is not None and "pip install" not in info.value.hint
+    assert "'isolated'" in info.value.hint
+
+
+def test_an_unknown_name_suggests_the_conventional_package() -> None:
+    registry = registry_with("autorl.builtins")
+    with pytest.raises(RegistryError) as info:
+        registry.get("sandbox", "firecracker")
+    assert "pip install autorl-sandbox-firecracker" in str(info.value.hint)
+
+
+def test_an_entry_point_naming_a_missing_module_says_which_line_to_fix() -> None:
+    ep = EntryPoint("autorl-task-x", "autorl_task_x_typo.plugin", ENTRY_POINT_GROUP)
+    info = _load_entry_point(new_plugin_manager(), ep)
+    assert info.status == "failed"
+    assert "pyproject.toml" in str(info.error) and "[project.entry-points" in str(info.error)
+    assert "autorl-task-x = 'autorl_task_x_typo.plugin'" in str(info.error)
