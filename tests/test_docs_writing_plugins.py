@@ -1,8 +1,10 @@
-"""The example of docs/writing-plugins.md, extracted and followed step by step.
+"""The examples of docs/writing-plugins.md, extracted and followed step by step.
 
-Every fenced block tagged ``file=PATH`` is written to a temporary directory; the package is then
-installed with pip, its conformance test is run with pytest, and the real ``autorl`` command must
-list it and resolve its task by bare name. If the guide drifts from the code, this test fails.
+Every fenced block tagged ``file=PATH`` is written to a temporary directory; both packages (the
+``reverse`` task on the ``exact`` evaluator, the interactive ``guess`` task on ``rollout``) are
+installed with pip, their conformance tests run with pytest, the real ``autorl`` command must
+list them and resolve them by bare name, and each completes a real ``autorl run`` (tiny model,
+the react agent with its scripted driver). If the guide drifts from the code, this test fails.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ def example(tmp_path_factory: pytest.TempPathFactory, pip_install, autorl_env) -
     project = root / "autorl-task-reverse"
     target = root / "installed"
     pip_install(project, target)
+    pip_install(root / "autorl-task-guess", target)
     return {"root": root, "project": project, "target": target, "files": files, "env": autorl_env}
 
 
@@ -49,15 +52,27 @@ def test_the_guide_has_the_whole_package(example: dict) -> None:
         "autorl-task-reverse/src/autorl_task_reverse/__init__.py",
         "autorl-task-reverse/src/autorl_task_reverse/plugin.py",
         "autorl-task-reverse/src/autorl_task_reverse/task.py",
+        "autorl-task-reverse/src/autorl_task_reverse/contract.py",
         "autorl-task-reverse/tests/test_reverse.py",
+        "autorl-task-guess/pyproject.toml",
+        "autorl-task-guess/src/autorl_task_guess/__init__.py",
+        "autorl-task-guess/src/autorl_task_guess/plugin.py",
+        "autorl-task-guess/src/autorl_task_guess/task.py",
+        "autorl-task-guess/src/autorl_task_guess/contract.py",
+        "autorl-task-guess/tests/test_guess.py",
     }
+    guess = example["root"] / "autorl-task-guess" / "src" / "autorl_task_guess"
+    lines = sum(len(p.read_text().splitlines()) for p in guess.glob("*.py"))
+    assert lines <= 110, f"the interactive example grew to {lines} lines"
 
 
-def test_the_guide_conformance_test_passes_from_source(example: dict) -> None:
-    env = example["env"](PYTHONPATH=str(example["project"] / "src"))
+@pytest.mark.parametrize("name", ["reverse", "guess"])
+def test_the_guide_conformance_test_passes_from_source(example: dict, name: str) -> None:
+    project = example["root"] / f"autorl-task-{name}"
+    env = example["env"](PYTHONPATH=str(project / "src"))
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-        cwd=example["project"],
+        cwd=project,
         capture_output=True,
         text=True,
         timeout=300,
@@ -97,3 +112,25 @@ def test_installed_guide_task_resolves_by_bare_name(example: dict) -> None:
     doctor = autorl(example, "plugins", "doctor")
     assert doctor.returncode == 0, doctor.stderr
     assert os.path.isdir(example["target"] / "autorl_task_reverse")
+
+
+@pytest.mark.parametrize("task", ["reverse", "guess"])
+def test_the_guide_tasks_complete_a_real_run(example: dict, task: str, tmp_path: Path) -> None:
+    """The published example tasks, installed, through ``autorl run``: the engine loads their
+    contracts, checks their rows and options, scores the baseline and a submission."""
+    import autorl_agent_react.examples as react
+
+    argv = [
+        AUTORL, "run", "--task", task, "--model", "tiny", "--agent", "react",
+        "--driver", f"scripted/{react.TINY}", "--budget", "120", "--runs-dir",
+        str(tmp_path / "runs"), "--run-id", task, "--quiet",
+    ]  # fmt: skip
+    env = example["env"](PYTHONPATH=str(example["target"]), HF_HUB_OFFLINE="1")
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+    run_dir = tmp_path / "runs" / task
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["task"]["contract"] == f"autorl_task_{task}.contract"
+    summary = json.loads((run_dir / "report" / "summary.json").read_text())
+    assert summary["baseline_score"] is not None and summary["comparable"] is True
+    assert any(row["status"] == "scored" for row in summary["submissions"]), summary
