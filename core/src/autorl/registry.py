@@ -261,9 +261,7 @@ class Registry:
             self._unknown_message(kind, name, entries, close), hint=self._hint(kind, name, close)
         )
 
-    def _unknown_message(
-        self, kind: str, name: str, entries: list[Entry], close: list[str]
-    ) -> str:
+    def _unknown_message(self, kind: str, name: str, entries: list[Entry], close: list[str]) -> str:
         lines = [f"unknown {kind} {name!r}"]
         if close:
             lines.append(f"  did you mean: {', '.join(close)}?")

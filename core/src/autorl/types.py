@@ -66,6 +66,9 @@ class EvalRequest:
     contract: Any = None
     """The task's implementation of the evaluator's contract, loaded and checked by the engine
     (:func:`autorl.contracts.load_contract`)."""
+    base_model_dir: Path | None = None
+    """The base model: a LoRA adapter submission (``adapter_config.json`` in ``model_dir``) is
+    merged onto it by the model layer (``autorl_hf.generation.Generator``) before scoring."""
 
 
 @dataclass(frozen=True)

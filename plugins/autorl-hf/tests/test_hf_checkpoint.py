@@ -194,3 +194,27 @@ def test_load_check_missing_config_and_directory(copy_of_tiny: Path, tmp_path: P
         load_check(copy_of_tiny)
     with pytest.raises(CheckpointError, match=r"no such directory"):
         load_check(tmp_path / "nowhere")
+
+
+def test_a_generator_merges_an_adapter_onto_the_base(tiny_dir: Path, tmp_path: Path) -> None:
+    """The model layer owns LoRA merges: a Generator given an adapter directory and the base
+    generates exactly what the merged model does, and leaves no merged copy behind."""
+    import gc
+    import tempfile
+
+    from autorl_hf.generation import Generator
+
+    train_lora(tiny_dir, tmp_path / "adapter")
+    merged = merge_lora(tmp_path / "adapter", tiny_dir, tmp_path / "merged")
+    prompts = [[{"role": "user", "content": "What is 2 + 3?"}]]
+    want = Generator(merged, device="cpu").generate(prompts, max_new_tokens=8)
+    before = set(Path(tempfile.gettempdir()).glob("autorl-merged-*"))
+    generator = Generator(tmp_path / "adapter", device="cpu", base_dir=tiny_dir)
+    assert generator.generate(prompts, max_new_tokens=8) == want
+    scratch = set(Path(tempfile.gettempdir()).glob("autorl-merged-*")) - before
+    assert len(scratch) == 1
+    del generator
+    gc.collect()
+    assert not any(p.exists() for p in scratch)
+    with pytest.raises(CheckpointError, match="needs the base model"):
+        Generator(tmp_path / "adapter", device="cpu")

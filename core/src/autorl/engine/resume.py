@@ -137,7 +137,7 @@ def _grade_pending(
 
     def notify(event: SubmissionEvent) -> None:
         events.info("submission", **dict(event.record))
-        engine.registry.on_submission(event)
+        engine._observed(events, engine.registry.on_submission(event))
         score = "" if event.score is None else f" score {event.score:.2f}"
         console.print(f"submission {event.submission_id}: {event.status}{score}")
 

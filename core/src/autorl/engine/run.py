@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -249,6 +248,7 @@ class Run:
                 seed=self.config.seed,
                 progress=console.eval_progress(label),
                 contract=self.contract,
+                base_model_dir=self.model_info.path,
             )
         )
         return {
@@ -290,23 +290,12 @@ class Run:
         info: CheckpointInfo,
         console: RunConsole,
     ) -> tuple[float, dict[str, Any]]:
-        model_dir = checkpoint
-        if info.kind == "lora":
-            try:
-                from autorl_hf.checkpoint import merge_lora
-            except ImportError:
-                raise AutorlError(
-                    "LoRA submissions need the autorl-hf package (pip install autorl-hf)"
-                ) from None
-            model_dir = merge_lora(checkpoint, self.model_info.path, checkpoint.parent / "merged")
         result = self._evaluate(
-            model_dir,
+            checkpoint,
             self.run_dir / "submissions" / str(submission_id),
             f"evaluating submission {submission_id}",
             console,
         )
-        if model_dir != checkpoint and not self.config.keep_checkpoints:
-            shutil.rmtree(model_dir, ignore_errors=True)
         return result["score"], {
             "n": result["n"],
             "metrics": result["metrics"],
@@ -344,8 +333,11 @@ class Run:
             self._prepare(console)
             self._write_manifest()
             events.info("manifest_written", hashes=self.hashes)
-            self.registry.on_run_start(
-                RunStartEvent(self.run_id, self.run_dir, self.config.model_dump(mode="json"))
+            self._observed(
+                events,
+                self.registry.on_run_start(
+                    RunStartEvent(self.run_id, self.run_dir, self.config.model_dump(mode="json"))
+                ),
             )
             console.print(f"run [bold]{self.run_id}[/] in {self.run_dir}")
             baseline = self._baseline(console)
@@ -394,7 +386,7 @@ class Run:
 
         def notify(event: SubmissionEvent) -> None:
             events.info("submission", **dict(event.record))
-            self.registry.on_submission(event)
+            self._observed(events, self.registry.on_submission(event))
             score = "" if event.score is None else f" score {event.score:.2f}"
             reason = f" ({event.reason})" if event.reason else ""
             console.print(f"submission {event.submission_id}: {event.status}{score}{reason}")
@@ -695,9 +687,26 @@ class Run:
                     events.warning("report_failed", report=name, error=repr(exc))
                     console.print(f"[red]report {name!r} failed: {exc}[/]")
             self._append_result()
-        self.registry.on_run_end(RunEndEvent(self.run_id, self.run_dir, {}))
+        summary_path = self.run_dir / "report" / "summary.json"
+        try:
+            summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+        except (OSError, json.JSONDecodeError):
+            summary = {}
+        self._observed(
+            events, self.registry.on_run_end(RunEndEvent(self.run_id, self.run_dir, summary))
+        )
         events.info("run_end")
         events.close()
+
+    @staticmethod
+    def _observed(events: EventLog, problems: list[Any]) -> None:
+        """An observer plugin that raised is recorded in the run's event log (never lost,
+        never fatal to the run)."""
+        for problem in problems or []:
+            events.warning(
+                "observer_failed", plugin=problem.plugin, error=problem.message,
+                details=(problem.details or "")[-2000:],
+            )  # fmt: skip
 
     def _append_result(self) -> None:
         """Append this run's summary to the results store (``<runs_dir>/results.jsonl``)."""

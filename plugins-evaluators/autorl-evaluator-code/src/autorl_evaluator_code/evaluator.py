@@ -145,7 +145,7 @@ class CodeEvaluator:
         prompts = [protocol.build_prompt(p) for p in problems for _ in range(n)]
 
         started = time.monotonic()
-        generator = Generator(request.model_dir, device=cfg.device)
+        generator = Generator(request.model_dir, device=cfg.device, base_dir=request.base_model_dir)
         loaded = time.monotonic()
         outputs = generator.completions(
             prompts,

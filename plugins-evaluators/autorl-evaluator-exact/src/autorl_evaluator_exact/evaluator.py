@@ -75,7 +75,7 @@ class ExactMatchEvaluator:
         format_ok = getattr(contract, "has_final_answer_line", None)
 
         started = time.monotonic()
-        generator = Generator(request.model_dir, device=cfg.device)
+        generator = Generator(request.model_dir, device=cfg.device, base_dir=request.base_model_dir)
         loaded = time.monotonic()
         completions = generator.completions(
             prompts,

@@ -175,7 +175,9 @@ class JudgeEvaluator:
         from autorl_hf.generation import Generator
 
         started = time.monotonic()
-        generator = Generator(request.model_dir, device=cfg["device"])
+        generator = Generator(
+            request.model_dir, device=cfg["device"], base_dir=request.base_model_dir
+        )
         loaded = time.monotonic()
         prompts = [protocol.build_messages(str(e["instruction"])) for e in examples]
         completions = generator.completions(

@@ -70,12 +70,12 @@ def prefix_decoder(generator: Any, enabled: bool) -> PrefixCachedDecoder | None:
     return PrefixCachedDecoder(generator.model, generator.tokenizer)
 
 
-def load_generator(model_dir: Path, device: str) -> Any:
+def load_generator(model_dir: Path, device: str, base_dir: Path | None = None) -> Any:
     """The model behind the policy; a directory that does not load is a ConfigError."""
     from autorl_hf.generation import Generator
 
     try:
-        return Generator(model_dir, device=device)
+        return Generator(model_dir, device=device, base_dir=base_dir)
     except Exception as exc:  # any load failure becomes one clear message
         raise ConfigError(
             f"evaluator 'rollout': cannot load the model in {model_dir} "
@@ -184,7 +184,7 @@ class RolloutEvaluator:
             random.Random(settings.order_seed).shuffle(sessions)
 
         started = time.monotonic()
-        generator = load_generator(Path(request.model_dir), settings.device)
+        generator = load_generator(Path(request.model_dir), settings.device, request.base_model_dir)
         loaded = time.monotonic()
         policy = GeneratorPolicy(
             generator,

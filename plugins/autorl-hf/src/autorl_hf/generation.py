@@ -260,11 +260,49 @@ def pick_backend(device: str = "auto") -> str:
     return "transformers"
 
 
-class Generator:
-    """A model directory loaded once, served by vLLM on a GPU or by transformers otherwise."""
+def merged_if_adapter(path: Path, base_dir: str | Path | None) -> tuple[Path, Path | None]:
+    """A PEFT adapter directory merged onto ``base_dir`` into a temporary full model, with the
+    temporary directory to remove; any other directory as is (and None)."""
+    if not (path / "adapter_config.json").is_file():
+        return path, None
+    if base_dir is None:
+        from autorl_hf.checkpoint import CheckpointError
 
-    def __init__(self, path: str | Path, *, device: str = "auto", backend: str = "auto") -> None:
-        self.path = Path(path)
+        raise CheckpointError(
+            "a LoRA adapter needs the base model to merge onto (EvalRequest.base_model_dir)"
+        )
+    import tempfile
+
+    from autorl_hf.checkpoint import merge_lora
+
+    out = Path(tempfile.mkdtemp(prefix="autorl-merged-"))
+    try:
+        return merge_lora(path, Path(base_dir), out / "model"), out
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+class Generator:
+    """A model directory loaded once, served by vLLM on a GPU or by transformers otherwise.
+    A LoRA adapter directory is merged onto ``base_dir`` first (the model layer owns merges)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        device: str = "auto",
+        backend: str = "auto",
+        base_dir: str | Path | None = None,
+    ) -> None:
+        self.path, scratch = merged_if_adapter(Path(path), base_dir)
+        if scratch is not None:  # the merged copy lives as long as the generator
+            import shutil
+            import weakref
+
+            weakref.finalize(self, shutil.rmtree, scratch, True)
         self.backend = pick_backend(device) if backend == "auto" else backend
         self._engine: Any = None
         if self.backend == "vllm":
