@@ -88,3 +88,12 @@ def test_matrix_expands_to_the_cartesian_product(tmp_path: Path) -> None:
     path.write_text("[matrix]\nmodel = []\n")
     with pytest.raises(ConfigError, match="non-empty lists"):
         load_configs(path)
+
+
+def test_a_budget_duration_reads_the_same_in_a_file_as_on_the_command_line(tmp_path: Path) -> None:
+    toml = tmp_path / "run.toml"
+    toml.write_text('[budget]\nwall_seconds = "15m"\n')
+    assert load_config(toml).budget.wall_seconds == parse_duration("15m") == 900
+    toml.write_text('[budget]\nwall_seconds = "soon"\n')
+    with pytest.raises(ConfigError, match="is not a duration"):
+        load_config(toml)

@@ -7,6 +7,7 @@ into one readable :class:`~autorl.errors.ConfigError` that names the file and th
 from __future__ import annotations
 
 import itertools
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -22,10 +23,27 @@ DEFAULT_SANDBOX = "isolated"
 AUTO_MEMORY_SHARE = 0.75
 
 
+DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
+
+
+def duration_seconds(text: str) -> float:
+    """``90``, ``90s``, ``15m``, ``1.5h`` -> seconds (the same in config files and flags)."""
+    match = DURATION.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a duration: use seconds or a unit (600, 10m, 1.5h)")
+    value, unit = float(match.group(1)), match.group(2) or "s"
+    return value * {"s": 1, "m": 60, "h": 3600}[unit]
+
+
 class Budget(BaseModel):
     """What the agent may spend. Evaluation time of submissions is not charged to the agent."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("wall_seconds", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return duration_seconds(value) if isinstance(value, str) else value
 
     wall_seconds: float = Field(480.0, gt=0, description="Agent phase wall clock, seconds.")
     max_submissions: int = Field(8, ge=1, description="Submissions accepted, duplicates excluded.")

@@ -43,7 +43,7 @@ def test_modes_change_the_prompt(tmp_path: Path) -> None:
     }
     assert "SFT only" in prompts["sft-only"] and "GRPO" in prompts["rl-oriented"]
     assert "Mode:" not in prompts["free"]
-    with pytest.raises(ConfigError, match="unknown mode"):
+    with pytest.raises(ConfigError, match="mode: Input should be 'free', 'sft-only' or 'rl-or"):
         ClaudeCodeAgent().launch(cli_context(tmp_path, mode="rl-only"))
 
 

@@ -68,10 +68,10 @@ def test_react_needs_a_driver(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"max_turn": 3}, "unknown option 'max_turn'"),
-        ({"max_turns": "many"}, "not a int"),
-        ({"max_turns": True}, "not a int"),
-        ({"command_timeout": -1}, "must be positive"),
+        ({"max_turn": 3}, r"unknown option 'max_turn' \(did you mean 'max_turns'\?\)"),
+        ({"max_turns": "many"}, "max_turns: Input should be a valid integer"),
+        ({"max_turns": True}, "max_turns: Input should be a valid integer"),
+        ({"command_timeout": -1}, "command_timeout: Input should be greater than 0"),
     ],
 )
 def test_bad_options_are_config_errors(options: dict, message: str) -> None:

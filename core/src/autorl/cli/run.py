@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -10,19 +9,18 @@ import click
 
 from autorl.errors import ConfigError
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$")
-
 
 def parse_duration(text: str) -> float:
-    """``90``, ``90s``, ``15m``, ``1.5h`` -> seconds."""
-    match = _DURATION.match(text)
-    if not match:
+    """``90``, ``90s``, ``15m``, ``1.5h`` -> seconds (as ``budget.wall_seconds`` in a file)."""
+    from autorl.config import duration_seconds
+
+    try:
+        return duration_seconds(text)
+    except ValueError:
         raise ConfigError(
             f"--budget {text!r} is not a duration",
             hint="use seconds or a unit: 600, 10m, 1.5h",
-        )
-    value, unit = float(match.group(1)), match.group(2) or "s"
-    return value * {"s": 1, "m": 60, "h": 3600}[unit]
+        ) from None
 
 
 def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:

@@ -10,16 +10,17 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Literal
 
-from autorl_agent_cli_common.adapter import CliAgent
+from autorl_agent_cli_common.adapter import CliAgent, CommonOptions
 from autorl_agent_cli_common.install import NpmTool
 from autorl_agent_cli_common.trajectory import (
     TrajectoryEvent,
     read_jsonl_lenient,
     text_of,
 )
+from pydantic import Field
 
-from autorl.errors import ConfigError
 from autorl.types import AgentContext
 
 VERSION = "2.1.330"
@@ -47,21 +48,21 @@ def project_dir_name(cwd: Path) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
 
 
+class Options(CommonOptions):
+    mode: Literal["free", "sft-only", "rl-oriented"] = Field(
+        "free", description="the paper's prompt mode"
+    )
+
+
 class ClaudeCodeAgent(CliAgent):
     """Claude Code ``-p`` with ``stream-json`` output, permissions skipped, traffic off."""
 
     name = "claude-code"
     tool = TOOL
-    options_help = {"mode": f"the paper's prompt mode: {', '.join(MODES)} (default free)"}
+    Options = Options
 
     def mode(self, ctx: AgentContext) -> str:
-        mode = str(ctx.options.get("mode", "free"))
-        if mode not in MODES:
-            raise ConfigError(
-                f"agent 'claude-code': unknown mode {mode!r}",
-                hint=f"[agent_options] mode is one of: {', '.join(MODES)}",
-            )
-        return mode
+        return self.check_options(ctx.options).mode
 
     def prompt_extra(self, ctx: AgentContext) -> str:
         return MODES[self.mode(ctx)]

@@ -15,21 +15,39 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import Field, StrictBool, StrictStr
+
 from autorl.agentfiles import copy_agent_file
 from autorl.errors import ConfigError
+from autorl.options import OptionsModel, parse_options
+from autorl.options import describe as describe_options
 from autorl.types import AgentContext, AgentLaunch
 from autorl_agent_cli_common.install import AgentTool
 from autorl_agent_cli_common.prompt import build_prompt
 from autorl_agent_cli_common.trajectory import TRAJECTORY_FILE, TrajectoryEvent, write_trajectory
 
 BASE_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
-COMMON_OPTIONS = {
-    "model": "model name the CLI sends to the gateway (default: the driver's model)",
-    "executable": "use this CLI binary instead of the pinned install (same flags assumed)",
-    "extra_args": "list of extra command-line arguments appended to the CLI's command",
-    "wrapper": "list of words put before the CLI's command (e.g. strace or nice with flags)",
-    "allow_network": "true lets the CLI and its commands use the host's network (default false)",
-}
+
+
+class CommonOptions(OptionsModel):
+    """``[agent_options]`` every CLI adapter accepts; an adapter subclasses it for its own."""
+
+    model: str | None = Field(
+        None, min_length=1, description="model name the CLI sends (default: the driver's model)"
+    )
+    executable: str | None = Field(
+        None, description="use this CLI binary instead of the pinned install (same flags)"
+    )
+    extra_args: list[StrictStr] = Field([], description="arguments appended to the command")
+    wrapper: list[StrictStr] = Field(
+        [], description="words put before the command (e.g. strace or nice with flags)"
+    )
+    allow_network: StrictBool = Field(
+        False, description="let the CLI use the network its sandbox allows (egress policy)"
+    )
+
+
+COMMON_OPTIONS = describe_options(CommonOptions)
 REFUSING_PROXY = "http://127.0.0.1:9"
 """Nothing listens on the discard port: a proxied request is refused at once, on loopback."""
 LOOPBACK_HOSTS = "127.0.0.1,localhost,::1"
@@ -44,12 +62,7 @@ def model_name(ctx: AgentContext) -> str:
     be a name each CLI accepts (Gemini puts it in a URL path, hence no slashes).
     """
     explicit = ctx.options.get("model")
-    if explicit is not None:
-        if not isinstance(explicit, str) or not explicit.strip():
-            raise ConfigError(
-                f"agent option model={explicit!r} must be a non-empty string",
-                hint='e.g. [agent_options] model = "gpt-5.2"',
-            )
+    if isinstance(explicit, str) and explicit.strip():
         return explicit.strip()
     driver = ctx.driver or ""
     model = driver.split("/", 1)[1] if "/" in driver else driver
@@ -88,8 +101,8 @@ class CliAgent:
 
     name: ClassVar[str] = ""
     tool: ClassVar[AgentTool]
-    options_help: ClassVar[Mapping[str, str]] = {}
-    """Adapter-specific ``[agent_options]`` on top of :data:`COMMON_OPTIONS`."""
+    Options: ClassVar[type[CommonOptions]] = CommonOptions
+    """The adapter's ``[agent_options]``: :class:`CommonOptions` or a subclass of it."""
 
     # to implement ---------------------------------------------------------------------------
 
@@ -114,22 +127,8 @@ class CliAgent:
 
     # shared ---------------------------------------------------------------------------------
 
-    def check_options(self, options: Mapping[str, Any]) -> None:
-        allowed = {**COMMON_OPTIONS, **self.options_help}
-        unknown = sorted(set(options) - set(allowed))
-        if unknown:
-            listing = "; ".join(f"{k}: {v}" for k, v in sorted(allowed.items()))
-            raise ConfigError(
-                f"agent {self.name!r}: unknown option(s) {', '.join(unknown)}",
-                hint=f"[agent_options] for {self.name}: {listing}",
-            )
-        for key, example in (("extra_args", '["--verbose"]'), ("wrapper", '["nice", "-n", "5"]')):
-            value = options.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
-                raise ConfigError(
-                    f"agent {self.name!r}: option {key} must be a list of strings",
-                    hint=f"e.g. [agent_options] {key} = {example}",
-                )
+    def check_options(self, options: Mapping[str, Any]) -> CommonOptions:
+        return parse_options(self.Options, options, who=f"agent {self.name!r}")
 
     def gateway(self, ctx: AgentContext) -> str:
         if not ctx.gateway_url:

@@ -9,40 +9,30 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, PositiveFloat
+
 from autorl.errors import ConfigError
+from autorl.options import OptionsModel, PositiveInt, parse_options
 from autorl.types import AgentContext, AgentLaunch
 
-OPTIONS: dict[str, tuple[type, str]] = {
-    "max_turns": (int, "model calls before the agent stops (default 60)"),
-    "command_timeout": (float, "seconds a shell command may run (default 900)"),
-    "output_chars": (int, "characters of tool output the model reads back (default 6000)"),
-    "max_tokens": (int, "max output tokens per model call (default 4096)"),
-    "temperature": (float, "sampling temperature (default: the backend's)"),
-}
+
+class Options(OptionsModel):
+    """``[agent_options]`` of the react agent: each becomes the loop's ``--flag``."""
+
+    max_turns: PositiveInt = Field(60, description="model calls before the agent stops")
+    command_timeout: PositiveFloat = Field(900, description="seconds a shell command may run")
+    output_chars: PositiveInt = Field(6000, description="characters of tool output read back")
+    max_tokens: PositiveInt = Field(4096, description="max output tokens per model call")
+    temperature: float | None = Field(None, ge=0, description="sampling temperature")
 
 
 def option_flags(options: Mapping[str, Any]) -> list[str]:
     """``{"max_turns": 5}`` -> ``["--max-turns", "5"]``; unknown or mistyped options are errors."""
+    parsed = parse_options(Options, options, who="agent 'react'")
     flags: list[str] = []
-    for key, value in options.items():
-        if key not in OPTIONS:
-            raise ConfigError(
-                f"agent 'react': unknown option {key!r}",
-                hint="options: " + "; ".join(f"{k} ({h})" for k, (_, h) in OPTIONS.items()),
-            )
-        kind, _ = OPTIONS[key]
-        try:
-            if isinstance(value, bool):
-                raise ValueError
-            number = kind(value)
-        except (TypeError, ValueError):
-            raise ConfigError(
-                f"agent 'react': option {key}={value!r} is not a {kind.__name__}",
-                hint=f"{key}: {OPTIONS[key][1]}",
-            ) from None
-        if number <= 0 and key != "temperature":
-            raise ConfigError(f"agent 'react': option {key} must be positive, got {value!r}")
-        flags += ["--" + key.replace("_", "-"), str(number)]
+    for key, value in parsed.model_dump(exclude_unset=True).items():
+        if value is not None:
+            flags += ["--" + key.replace("_", "-"), str(value)]
     return flags
 
 
