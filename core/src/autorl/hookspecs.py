@@ -9,6 +9,7 @@ from __future__ import annotations
 import pluggy
 
 from autorl.events import RunEndEvent, RunStartEvent, SubmissionEvent
+from autorl.kinds import KINDS
 from autorl.specs import (
     AgentSpec,
     CommandSpec,
@@ -91,15 +92,5 @@ def autorl_on_run_end(event: RunEndEvent) -> None:
     """Called after the final report is written."""
 
 
-REGISTRATION_HOOKS: dict[str, str] = {
-    "task": "autorl_register_tasks",
-    "agent": "autorl_register_agents",
-    "evaluator": "autorl_register_evaluators",
-    "report": "autorl_register_reports",
-    "driver": "autorl_register_drivers",
-    "model": "autorl_register_models",
-    "sandbox": "autorl_register_sandboxes",
-    "executor": "autorl_register_executors",
-    "command": "autorl_register_commands",
-    "search_backend": "autorl_register_search_backends",
-}
+REGISTRATION_HOOKS: dict[str, str] = {name: kind.hook for name, kind in KINDS.items()}
+"""Kind -> its registration hook, from :mod:`autorl.kinds`."""

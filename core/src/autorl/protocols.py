@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from autorl.kinds import KINDS
+
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
@@ -162,13 +164,6 @@ class SearchBackend(Protocol):
 
 
 PROTOCOLS: dict[str, type] = {
-    "task": Task,
-    "evaluator": Evaluator,
-    "agent": Agent,
-    "model": Model,
-    "sandbox": Sandbox,
-    "report": Report,
-    "driver": Driver,
-    "executor": Executor,
-    "search_backend": SearchBackend,
+    name: globals()[kind.protocol] for name, kind in KINDS.items() if kind.protocol
 }
+"""Kind -> protocol checked on creation, from :mod:`autorl.kinds`."""

@@ -20,6 +20,7 @@ import pluggy
 from autorl.errors import PluginError, RegistryError
 from autorl.events import RunEndEvent, RunStartEvent, SubmissionEvent
 from autorl.hookspecs import REGISTRATION_HOOKS
+from autorl.kinds import KINDS as KIND_TABLE
 from autorl.plugins import (
     PluginInfo,
     load_entry_points,
@@ -28,17 +29,7 @@ from autorl.plugins import (
 )
 from autorl.specs import KINDS, SPEC_TYPES, Spec
 
-PIP_PREFIX = {
-    "task": "autorl-task-",
-    "agent": "autorl-agent-",
-    "evaluator": "autorl-evaluator-",
-    "report": "autorl-report-",
-    "driver": "autorl-driver-",
-    "model": "autorl-model-",
-    "sandbox": "autorl-sandbox-",
-    "executor": "autorl-executor-",
-    "search_backend": "autorl-search-",
-}
+PIP_PREFIX = {name: kind.pip_prefix for name, kind in KIND_TABLE.items() if kind.pip_prefix}
 
 
 @dataclass(frozen=True)
@@ -266,7 +257,7 @@ class Registry:
         if close:
             lines.append(f"  did you mean: {', '.join(close)}?")
         installed = sorted({e.name for e in entries})
-        plural = "sandboxes" if kind == "sandbox" else f"{kind}s"
+        plural = KIND_TABLE[kind].plural
         lines.append(f"  installed {plural}: {', '.join(installed) if installed else '(none)'}")
         for plugin in self.failed_plugins():
             lines.append(f"  plugin {plugin.name!r} failed to load: {plugin.error}")

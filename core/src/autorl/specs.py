@@ -10,18 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-KINDS: tuple[str, ...] = (
-    "task",
-    "agent",
-    "evaluator",
-    "report",
-    "driver",
-    "model",
-    "sandbox",
-    "executor",
-    "command",
-    "search_backend",
-)
+from autorl.kinds import KINDS as KIND_TABLE
+from autorl.kinds import NAMES
+
+KINDS: tuple[str, ...] = NAMES
+"""The kinds' names (the table is :mod:`autorl.kinds`)."""
 
 
 @dataclass(frozen=True)
@@ -118,18 +111,6 @@ class SearchBackendSpec(Spec):
     kind: ClassVar[str] = "search_backend"
 
 
-SPEC_TYPES: dict[str, type[Spec]] = {
-    t.kind: t
-    for t in (
-        TaskSpec,
-        AgentSpec,
-        EvaluatorSpec,
-        ReportSpec,
-        DriverSpec,
-        ModelSpec,
-        SandboxSpec,
-        ExecutorSpec,
-        CommandSpec,
-        SearchBackendSpec,
-    )
-}
+SPEC_TYPES: dict[str, type[Spec]] = {name: globals()[k.spec] for name, k in KIND_TABLE.items()}
+"""Kind -> spec class, from :mod:`autorl.kinds` (each class's ``kind`` must match its row)."""
+assert all(t.kind == name for name, t in SPEC_TYPES.items()), "autorl.kinds and specs disagree"

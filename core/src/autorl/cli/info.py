@@ -11,9 +11,8 @@ from typing import Any
 
 import click
 
+from autorl.kinds import PLURALS
 from autorl.specs import KINDS
-
-PLURALS = {("sandboxes" if kind == "sandbox" else f"{kind}s"): kind for kind in KINDS}
 
 
 def _registry() -> Any:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from autorl.kinds import KINDS
 from autorl.testing.helpers import (
     HEAVY_MODULES,
     heavy_modules_imported_by,
@@ -541,18 +542,8 @@ class SearchBackendConformance(PluginConformance):
 
 
 CONFORMANCE_BY_KIND: dict[str, type[PluginConformance]] = {
-    cls.kind: cls
-    for cls in (
-        TaskConformance,
-        EvaluatorConformance,
-        AgentConformance,
-        ModelConformance,
-        SandboxConformance,
-        ReportConformance,
-        DriverConformance,
-        ExecutorConformance,
-        SearchBackendConformance,
-    )
+    name: globals()[kind.conformance] for name, kind in KINDS.items() if kind.conformance
 }
+"""Kind -> conformance class, from :mod:`autorl.kinds`."""
 
 __all__ = [*(c.__name__ for c in CONFORMANCE_BY_KIND.values()), "PluginConformance"]

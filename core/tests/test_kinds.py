@@ -1,0 +1,24 @@
+"""The one table of kinds is what every per-kind table is made from."""
+
+from __future__ import annotations
+
+from autorl import hookspecs, protocols, specs
+from autorl.kinds import KINDS, PLURALS
+from autorl.registry import PIP_PREFIX
+from autorl.testing.conformance import CONFORMANCE_BY_KIND
+
+
+def test_every_table_follows_the_kinds() -> None:
+    assert tuple(specs.SPEC_TYPES) == tuple(KINDS) == specs.KINDS
+    assert hookspecs.REGISTRATION_HOOKS == {n: k.hook for n, k in KINDS.items()}
+    for name, kind in KINDS.items():
+        assert specs.SPEC_TYPES[name].kind == name
+        assert callable(getattr(hookspecs, kind.hook)), kind.hook
+        if kind.protocol:
+            assert protocols.PROTOCOLS[name].__name__ == kind.protocol
+        if kind.conformance:
+            assert CONFORMANCE_BY_KIND[name].kind == name
+        if kind.pip_prefix:
+            assert PIP_PREFIX[name] == kind.pip_prefix
+        assert PLURALS[kind.plural] == name
+    assert PLURALS["sandboxes"] == "sandbox"
