@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import autorl.testing
 from autorl import hookspecs, protocols, specs
 from autorl.kinds import KINDS, PLURALS
 from autorl.registry import PIP_PREFIX
@@ -10,7 +11,7 @@ from autorl.testing.conformance import CONFORMANCE_BY_KIND
 
 def test_every_table_follows_the_kinds() -> None:
     assert tuple(specs.SPEC_TYPES) == tuple(KINDS) == specs.KINDS
-    assert hookspecs.REGISTRATION_HOOKS == {n: k.hook for n, k in KINDS.items()}
+    assert {n: k.hook for n, k in KINDS.items()} == hookspecs.REGISTRATION_HOOKS
     for name, kind in KINDS.items():
         assert specs.SPEC_TYPES[name].kind == name
         assert callable(getattr(hookspecs, kind.hook)), kind.hook
@@ -18,6 +19,8 @@ def test_every_table_follows_the_kinds() -> None:
             assert protocols.PROTOCOLS[name].__name__ == kind.protocol
         if kind.conformance:
             assert CONFORMANCE_BY_KIND[name].kind == name
+            assert getattr(autorl.testing, kind.conformance) is CONFORMANCE_BY_KIND[name]
+            assert kind.conformance in autorl.testing.__all__
         if kind.pip_prefix:
             assert PIP_PREFIX[name] == kind.pip_prefix
         assert PLURALS[kind.plural] == name

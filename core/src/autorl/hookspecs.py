@@ -16,6 +16,7 @@ from autorl.specs import (
     DriverSpec,
     EvaluatorSpec,
     ExecutorSpec,
+    GatewaySpec,
     ModelSpec,
     ReportSpec,
     SandboxSpec,
@@ -75,6 +76,11 @@ def autorl_register_commands() -> list[CommandSpec]:
 @hookspec
 def autorl_register_search_backends() -> list[SearchBackendSpec]:
     """Search backends (``search(query, k)``) that search-using tasks such as DeepSearchQA use."""
+
+
+@hookspec
+def autorl_register_gateways() -> list[GatewaySpec]:
+    """The LLM gateway that opens driver backends and serves them to agents (``autorl-llm``)."""
 
 
 @hookspec

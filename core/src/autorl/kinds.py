@@ -49,6 +49,8 @@ TABLE: tuple[Kind, ...] = (
     Kind("command", "autorl_register_commands", "CommandSpec", None, None, None),
     Kind("search_backend", "autorl_register_search_backends", "SearchBackendSpec",
          "SearchBackend", "SearchBackendConformance", "autorl-search-"),
+    Kind("gateway", "autorl_register_gateways", "GatewaySpec", "Gateway", "GatewayConformance",
+         "autorl-"),
 )  # fmt: skip
 KINDS: dict[str, Kind] = {kind.name: kind for kind in TABLE}
 NAMES: tuple[str, ...] = tuple(KINDS)

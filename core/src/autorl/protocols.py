@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from autorl.kinds import KINDS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
-    from autorl.drivers.types import ChatChunk, ChatRequest, ChatResponse
     from autorl.types import (
         AgentContext,
         AgentLaunch,
@@ -118,24 +117,43 @@ class Report(Protocol):
 class Driver(Protocol):
     """An LLM backend: ``name`` is the backend (``openai``), ``model`` the part after it.
 
-    Requests and responses are :class:`autorl.drivers.ChatRequest` / ``ChatResponse``; subclass
-    :class:`autorl.drivers.BaseDriver` for retries, timing and cost. ``stream`` yields
-    ``ChatChunk`` pieces, the last one carrying the full response.
+    Requests and responses are ``autorl_llm.drivers.ChatRequest`` / ``ChatResponse`` (the
+    ``autorl-llm`` distribution); subclass ``autorl_llm.drivers.BaseDriver`` for retries, timing
+    and cost. ``stream`` yields ``ChatChunk`` pieces, the last one carrying the full response.
     """
 
     name: str
     model: str
 
-    def chat(self, request: ChatRequest) -> ChatResponse:
+    def chat(self, request: Any) -> Any:
         """Answer one request: text and/or tool calls, usage, cost, latency."""
         ...
 
-    def complete(self, messages: Sequence[dict[str, Any]], **params: Any) -> ChatResponse:
+    def complete(self, messages: Sequence[dict[str, Any]], **params: Any) -> Any:
         """``chat(ChatRequest.from_messages(messages, **params))``."""
         ...
 
-    def stream(self, request: ChatRequest) -> Iterator[ChatChunk]:
+    def stream(self, request: Any) -> Iterator[Any]:
         """The answer in pieces as they arrive; the last piece holds the full response."""
+        ...
+
+
+@runtime_checkable
+class Gateway(Protocol):
+    """The layer between agents and driver LLMs (``autorl-llm`` ships the ``llm`` one): opens
+    a run's driver by name and serves it on 127.0.0.1 in the providers' wire formats, metering
+    tokens and cost against the run's budget."""
+
+    name: str
+
+    def open_driver(self, name: str, options: Mapping[str, Any], registry: Any) -> Any:
+        """The driver ``<backend>/<model>`` with its options; ConfigError when it cannot."""
+        ...
+
+    def serve(self, driver: Any, **settings: Any) -> Any:
+        """Start serving ``driver`` (``token``, ``log_path``, ``max_tokens``,
+        ``max_cost_usd``, ``on_exhausted``, ``unix_socket``); the running server has ``url``,
+        ``port``, ``budget.spend()`` and ``stop()``."""
         ...
 
 

@@ -111,6 +111,13 @@ class SearchBackendSpec(Spec):
     kind: ClassVar[str] = "search_backend"
 
 
+@dataclass(frozen=True)
+class GatewaySpec(Spec):
+    """The LLM gateway: drivers opened by name and served to agents (``autorl-llm``)."""
+
+    kind: ClassVar[str] = "gateway"
+
+
 SPEC_TYPES: dict[str, type[Spec]] = {name: globals()[k.spec] for name, k in KIND_TABLE.items()}
 """Kind -> spec class, from :mod:`autorl.kinds` (each class's ``kind`` must match its row)."""
 assert all(t.kind == name for name, t in SPEC_TYPES.items()), "autorl.kinds and specs disagree"

@@ -13,10 +13,10 @@ from autorl_agent_react import examples
 from autorl_agent_react.agent import ReactAgent, option_flags
 from autorl_agent_react.tools import TOOL_SPECS, Tools, truncate
 from autorl_agent_react.trajectory import TrajectoryWriter, read_trajectory
+from autorl_llm.drivers import DriverCallLog, open_driver
+from autorl_llm.gateway import Gateway
 
-from autorl.drivers import DriverCallLog, open_driver
 from autorl.errors import ConfigError
-from autorl.gateway import Gateway
 from autorl.testing import conformance
 from autorl.types import AgentContext
 

@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # plain_protocol
 
-from autorl.drivers.fake_provider import FakeProvider
+from autorl_llm.testing import FakeProvider
 
 KEY = "sk-test-judge"
 EXAMPLES = [

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from autorl_evaluator_judge.evaluator import JudgeEvaluator
 from autorl_evaluator_judge.judging import JudgeError
+from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
 from conftest import EXAMPLES, KEY
 
 from autorl.contracts import load_contract
-from autorl.drivers.fake_provider import Answer, Delay, Fail, FakeProvider
 from autorl.types import EvalRequest
 
 pytest.importorskip("autorl_driver_openai")

@@ -151,8 +151,7 @@ def test_local_reference_errors_say_which_file(tmp_path: Path) -> None:
 def judge_reply(first: str, second: str) -> str:
     """What the shipped scripted judge answers for two outputs (m = first, M = second)."""
     from autorl_evaluator_judge.prompt import judge_messages, load_template
-
-    from autorl.drivers import open_driver
+    from autorl_llm.drivers import open_driver
 
     driver = open_driver(SCRIPTED_JUDGE, base_dir=str(JUDGE_DIR))
     messages = judge_messages(load_template(), "Explain gravity.", first, second)

@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autorl_llm.testing import Answer, FakeProvider, ReceivedRequest
 from autorl_task_deepsearchqa import protocol
 from autorl_task_deepsearchqa.brave_server import BraveServer
 from autorl_task_deepsearchqa.expert import expert_actions
 from autorl_task_deepsearchqa.judge import LLMJudge, judge_prompt, parse_verdict
 from autorl_task_deepsearchqa.rules import rule_correct
-
-from autorl.drivers.fake_provider import Answer, FakeProvider, ReceivedRequest
 
 JUDGE = "openai/gpt-4o-mini"
 

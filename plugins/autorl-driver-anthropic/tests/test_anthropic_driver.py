@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from autorl_driver_anthropic.driver import AnthropicDriver
+from autorl_llm.drivers import ChatRequest, open_driver
+from autorl_llm.drivers.errors import DriverAPIError, DriverConfigError, DriverTimeoutError
+from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
 
-from autorl.drivers import ChatRequest, open_driver
-from autorl.drivers.errors import DriverAPIError, DriverConfigError, DriverTimeoutError
-from autorl.drivers.fake_provider import Answer, Delay, Fail, FakeProvider
 from autorl.testing import DriverConformance, registry_with
 
 MODEL = "claude-sonnet-4-6"

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from autorl_driver_gemini.driver import GeminiDriver
+from autorl_llm.drivers import ChatRequest
+from autorl_llm.drivers.errors import DriverAPIError, DriverConfigError, DriverTimeoutError
+from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
 
-from autorl.drivers import ChatRequest
-from autorl.drivers.errors import DriverAPIError, DriverConfigError, DriverTimeoutError
-from autorl.drivers.fake_provider import Answer, Delay, Fail, FakeProvider
 from autorl.testing import DriverConformance
 
 MODEL = "gemini-2.5-flash"

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
-from autorl.drivers.fake_provider import FakeProvider
+from autorl_llm.testing import FakeProvider
 
 KEY = "sk-test-openai"
 

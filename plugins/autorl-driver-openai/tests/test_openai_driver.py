@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 from autorl_driver_openai.driver import OpenAIDriver
-
-from autorl.drivers import ChatRequest, open_driver
-from autorl.drivers.errors import (
+from autorl_llm.drivers import ChatRequest, open_driver
+from autorl_llm.drivers.errors import (
     CassetteMissError,
     DriverAPIError,
     DriverConfigError,
     DriverRequestError,
     DriverTimeoutError,
 )
-from autorl.drivers.fake_provider import Answer, Delay, Fail, FakeProvider
+from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
+
 from autorl.testing import DriverConformance, registry_with
 
 USER = [{"role": "user", "content": "What is two plus two?"}]

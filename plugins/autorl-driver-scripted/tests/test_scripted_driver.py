@@ -8,9 +8,9 @@ from typing import ClassVar
 
 import pytest
 from autorl_driver_scripted.driver import ScriptedDriver
+from autorl_llm.drivers import ChatRequest, DriverCallLog, open_driver
+from autorl_llm.drivers.errors import DriverConfigError, DriverError
 
-from autorl.drivers import ChatRequest, DriverCallLog, open_driver
-from autorl.drivers.errors import DriverConfigError, DriverError
 from autorl.testing import DriverConformance
 
 SCRIPT = """\

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 from autorl_driver_vllm.driver import VLLMDriver
+from autorl_llm.drivers import ChatRequest, open_driver
+from autorl_llm.drivers.errors import DriverConfigError
+from autorl_llm.testing import Answer, Fail, FakeProvider
 
-from autorl.drivers import ChatRequest, open_driver
-from autorl.drivers.errors import DriverConfigError
-from autorl.drivers.fake_provider import Answer, Fail, FakeProvider
 from autorl.testing import DriverConformance, registry_with
 
 MODEL = "Qwen/Qwen3-32B"

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from autorl_llm.drivers import open_driver
+from autorl_llm.gateway import Gateway
 from autorl_report_basic.driver_calls import driver_call_summary
 from autorl_report_basic.report import BasicReport
-
-from autorl.drivers import open_driver
-from autorl.gateway import Gateway
 
 from .test_basic_report import write_run
 

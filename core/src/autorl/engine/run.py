@@ -50,6 +50,8 @@ from autorl.types import (
 
 PASS_THROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_NUM_THREADS", "TZ")
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
+LLM_GATEWAY = "llm"
+"""The gateway component that serves drivers to agents (distribution ``autorl-llm``)."""
 
 
 @dataclass(frozen=True)
@@ -135,9 +137,21 @@ class Run:
                     "see docs/agents.md",
                 )
             return None
-        from autorl.drivers.names import open_driver
+        self.llm_gateway = self._llm_gateway()
+        return self.llm_gateway.open_driver(
+            self.config.driver, dict(self.config.driver_options), self.registry
+        )
 
-        return open_driver(self.config.driver, registry=self.registry, **self.config.driver_options)
+    def _llm_gateway(self) -> Any:
+        """The LLM-gateway component (``autorl-llm``): drivers and the metering gateway live in
+        a distribution of their own, reached through the registry like any plugin."""
+        try:
+            return self.registry.create("gateway", LLM_GATEWAY)
+        except AutorlError as exc:
+            raise ConfigError(
+                f"the run has a driver ({self.config.driver}) but no LLM gateway: {exc.message}",
+                hint="pip install autorl-llm (the drivers' layer and the metering gateway)",
+            ) from None
 
     def _prepare(self, console: RunConsole) -> None:
         task_cache = cache_dir("tasks", self.task.name, str(getattr(self.task, "version", "0")))
@@ -475,15 +489,13 @@ class Run:
         """The metering LLM gateway, when the run has a driver; the agent's token is its key."""
         if self.driver is None:
             return None
-        from autorl.gateway import Gateway
-
         budget = self.config.budget
 
         def exhausted(reason: str, spend: dict[str, Any]) -> None:
             events.warning("driver_budget_exhausted", reason=reason, spend=spend)
             console.print(f"[yellow]driver budget: {reason.replace('_', ' ')} spent[/]")
 
-        gateway = Gateway(
+        gateway = self.llm_gateway.serve(
             self.driver,
             token=token,
             log_path=self.run_dir / "driver_calls.jsonl",
@@ -491,7 +503,7 @@ class Run:
             max_cost_usd=budget.max_cost_usd,
             on_exhausted=exhausted,
             unix_socket=self.state_dir / "gateway.sock",
-        ).start()
+        )
         events.info(
             "gateway_started",
             url=gateway.url,

@@ -541,6 +541,28 @@ class SearchBackendConformance(PluginConformance):
         assert isinstance(self.create().search(self.query, 0), list)
 
 
+class GatewayConformance(PluginConformance):
+    """A gateway opens a driver by name and serves it on loopback (opt-in: set ``driver`` to a
+    driver name the test environment has, e.g. ``scripted/<script>``)."""
+
+    kind: ClassVar[str] = "gateway"
+    driver: ClassVar[str | None] = None
+
+    def test_serves_a_driver_on_loopback(self, tmp_path: Path) -> None:
+        if self.driver is None:
+            pytest.skip("set driver = 'scripted/<script.yaml>' to serve one")
+        from autorl.registry import get_registry
+
+        gateway = self.create()
+        driver = gateway.open_driver(self.driver, {}, get_registry())
+        running = gateway.serve(driver, token="t", log_path=tmp_path / "calls.jsonl")
+        try:
+            assert running.url.startswith("http://127.0.0.1:"), running.url
+            assert isinstance(running.budget.spend(), dict)
+        finally:
+            running.stop()
+
+
 CONFORMANCE_BY_KIND: dict[str, type[PluginConformance]] = {
     name: globals()[kind.conformance] for name, kind in KINDS.items() if kind.conformance
 }

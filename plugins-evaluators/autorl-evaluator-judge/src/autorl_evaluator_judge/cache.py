@@ -15,8 +15,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from autorl_llm.drivers import ChatRequest
+
 from autorl.digest import json_digest, short
-from autorl.drivers import ChatRequest
 
 
 def prompt_key(judge: str, request: ChatRequest) -> str:

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autorl.drivers import ChatRequest, ChatResponse, open_driver, parse_driver_name
-from autorl.drivers.errors import DriverError
+from autorl_llm.drivers import ChatRequest, ChatResponse, open_driver, parse_driver_name
+from autorl_llm.drivers.errors import DriverError
+
 from autorl.errors import AutorlError
 from autorl.paths import cache_dir
 from autorl_evaluator_judge.cache import JudgeCache, NoCache, prompt_key

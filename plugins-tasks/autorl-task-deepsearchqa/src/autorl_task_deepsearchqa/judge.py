@@ -1,11 +1,11 @@
-"""Grading answers: the rule judge (offline default) or an LLM judge through ``autorl.drivers``.
+"""Grading answers: the rule judge (offline default) or an LLM judge through ``autorl_llm.drivers``.
 
 The LLM judge (task option ``judge = "<backend>/<model>"``, e.g. ``openai/gpt-4o-mini`` or
 ``scripted/judge.yaml``) gets :data:`JUDGE_PROMPT` (question, gold answer, response; for set
 answers it is told the response must contain every gold item) and must reply CORRECT or
 INCORRECT. Verdicts are cached on disk by (judge model, prompt hash) in
 ``<records_dir>/judge_cache.jsonl`` so scoring the same answer again makes no call, and every
-call is recorded in an ``autorl.drivers`` cassette (``<records_dir>/judge_cassette.jsonl``) so a
+call is recorded in an ``autorl_llm.drivers`` cassette (``<records_dir>/judge_cassette.jsonl``) so a
 judged score replays offline (``replay`` option: cassette mode ``replay``, no key, no network).
 """
 
@@ -69,7 +69,7 @@ class LLMJudge:
         max_tokens: int = 8,
         options: dict[str, Any] | None = None,
     ) -> None:
-        from autorl.drivers import open_driver, parse_driver_name
+        from autorl_llm.drivers import open_driver, parse_driver_name
 
         parse_driver_name(judge)
         self.judge = judge

@@ -11,9 +11,9 @@ import inspect
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from autorl.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse, ToolCall, Usage
-from autorl.drivers.env import credentials
-from autorl.drivers.errors import DriverConfigError
+from autorl_llm.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse, ToolCall, Usage
+from autorl_llm.drivers.env import credentials
+from autorl_llm.drivers.errors import DriverConfigError
 
 STOP_REASONS = {
     "end_turn": "stop",

@@ -11,11 +11,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import httpx
-
-from autorl.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse, ToolCall, Usage
-from autorl.drivers.env import credentials
-from autorl.drivers.errors import DriverAPIError
-from autorl.drivers.retry import classify_status
+from autorl_llm.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse, ToolCall, Usage
+from autorl_llm.drivers.env import credentials
+from autorl_llm.drivers.errors import DriverAPIError
+from autorl_llm.drivers.retry import classify_status
 
 FINISH = {
     "STOP": "stop",

@@ -10,9 +10,9 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from autorl.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse, ToolCall, Usage
-from autorl.drivers.env import credentials
-from autorl.drivers.errors import DriverAPIError, DriverConfigError, DriverRequestError
+from autorl_llm.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse, ToolCall, Usage
+from autorl_llm.drivers.env import credentials
+from autorl_llm.drivers.errors import DriverAPIError, DriverConfigError, DriverRequestError
 
 APIS = ("chat", "responses")
 CHAT_FINISH = {

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autorl.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse, ToolCall, Usage
-from autorl.drivers.errors import DriverConfigError, DriverError
-from autorl.drivers.usage import estimate_tokens
+from autorl_llm.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse, ToolCall, Usage
+from autorl_llm.drivers.errors import DriverConfigError, DriverError
+from autorl_llm.drivers.usage import estimate_tokens
+
 from autorl_driver_scripted.script import Reply, Script, load_script, parse_script
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autorl.drivers.errors import DriverConfigError
+from autorl_llm.drivers.errors import DriverConfigError
 
 EXHAUSTED = ("error", "repeat_last", "cycle")
 REPLIES_BY = ("call", "turn")

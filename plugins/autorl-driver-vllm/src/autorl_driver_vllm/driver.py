@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from autorl_driver_openai.driver import OpenAIDriver
+from autorl_llm.drivers import ChatRequest, ChatResponse
+from autorl_llm.drivers.errors import DriverConfigError
 
-from autorl.drivers import ChatRequest, ChatResponse
-from autorl.drivers.errors import DriverConfigError
 from autorl_driver_vllm.server import VLLMServer
 
 SERVE_OPTIONS = frozenset({"serve", "serve_args", "serve_timeout_s", "serve_log"})

@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
-
-from autorl.drivers.errors import DriverConfigError, DriverUnavailableError
+from autorl_llm.drivers.errors import DriverConfigError, DriverUnavailableError
 
 
 def _free_port() -> int:

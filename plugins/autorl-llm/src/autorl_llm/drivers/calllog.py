@@ -1,0 +1,154 @@
+"""The driver-call log: one JSON line per call (request, response, tokens, latency, cost).
+
+It is harness-side (outside the agent's workspace) and append-only, so reports can sum tokens
+and cost and say which answers were scripted or replayed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from autorl_llm.drivers.base import ChatMixin
+from autorl_llm.drivers.errors import DriverConfigError
+from autorl_llm.drivers.types import ChatChunk, ChatRequest, ChatResponse, request_key
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class DriverCallLog:
+    """Append-only JSON-lines file, safe to share between threads of one process."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        with self._lock, self.path.open("a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+    def log_call(
+        self,
+        *,
+        backend: str,
+        model: str,
+        request: ChatRequest,
+        response: ChatResponse | None = None,
+        error: BaseException | None = None,
+        streamed: bool = False,
+        elapsed_s: float | None = None,
+    ) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "ts": _now(),
+            "driver": f"{backend}/{model}",
+            "key": request_key(backend, model, request),
+            "streamed": streamed,
+            "request": request.to_dict(),
+        }
+        if response is not None:
+            record.update(
+                response=response.to_dict(with_raw=False),
+                usage=response.usage.to_dict(),
+                latency_s=response.latency_s,
+                cost_usd=response.cost_usd,
+                attempts=response.attempts,
+                scripted=response.scripted,
+                replayed=response.replayed,
+            )
+        if error is not None:
+            record.update(
+                error={"type": type(error).__name__, "message": str(error)},
+                latency_s=round(elapsed_s or 0.0, 4),
+                usage={"input_tokens": 0, "output_tokens": 0},
+                cost_usd=0.0,
+                scripted=backend == "scripted",
+            )
+        self.write(record)
+        return record
+
+    @staticmethod
+    def read(path: str | Path) -> list[dict[str, Any]]:
+        """All records of a log; a corrupt line is an error naming the file and line."""
+        records = []
+        for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise DriverConfigError(f"{path}:{n}: not a JSON line ({exc})") from exc
+        return records
+
+    @staticmethod
+    def totals(path: str | Path) -> dict[str, Any]:
+        """Calls, errors, tokens and cost summed over a log (what reports show)."""
+        records = DriverCallLog.read(path)
+        ok = [r for r in records if "error" not in r]
+        return {
+            "calls": len(records),
+            "errors": len(records) - len(ok),
+            "input_tokens": sum(r["usage"]["input_tokens"] for r in ok),
+            "output_tokens": sum(r["usage"]["output_tokens"] for r in ok),
+            "cost_usd": round(sum(r.get("cost_usd", 0.0) for r in ok), 6),
+            "scripted": any(r.get("scripted") for r in records),
+            "replayed": sum(1 for r in ok if r.get("replayed")),
+        }
+
+
+class LoggingDriver(ChatMixin):
+    """Wrap any driver so each call (or failure) lands in a :class:`DriverCallLog`."""
+
+    def __init__(self, inner: Any, log: DriverCallLog | str | Path) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.model = inner.model
+        self.log = log if isinstance(log, DriverCallLog) else DriverCallLog(log)
+
+    def chat(self, request: ChatRequest) -> ChatResponse:
+        started = time.monotonic()
+        try:
+            response = self.inner.chat(request)
+        except Exception as exc:
+            self.log.log_call(
+                backend=self.name,
+                model=self.model,
+                request=request,
+                error=exc,
+                elapsed_s=time.monotonic() - started,
+            )
+            raise
+        self.log.log_call(backend=self.name, model=self.model, request=request, response=response)
+        return response
+
+    def stream(self, request: ChatRequest) -> Iterator[ChatChunk]:
+        started = time.monotonic()
+        try:
+            for chunk in self.inner.stream(request):
+                if chunk.response is not None:
+                    self.log.log_call(
+                        backend=self.name,
+                        model=self.model,
+                        request=request,
+                        response=chunk.response,
+                        streamed=True,
+                    )
+                yield chunk
+        except Exception as exc:
+            self.log.log_call(
+                backend=self.name,
+                model=self.model,
+                request=request,
+                error=exc,
+                streamed=True,
+                elapsed_s=time.monotonic() - started,
+            )
+            raise

@@ -1,0 +1,68 @@
+"""The metering LLM gateway of one run: a driver behind the providers' APIs on 127.0.0.1.
+
+The agent talks to it with its run token as API key; the upstream key stays in the harness
+process. Started by the engine when the run has a ``driver``; usable alone in tests::
+
+    with Gateway(open_driver("scripted/demo.yaml"), token="t", log_path="calls.jsonl") as gw:
+        client = openai.OpenAI(base_url=f"{gw.url}/v1", api_key="t")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from autorl.errors import AutorlError
+from autorl.serving import HOST, ThreadedServer
+from autorl_llm.drivers.calllog import DriverCallLog
+from autorl_llm.gateway.budget import DriverBudget
+
+
+class Gateway:
+    """Serves one driver; ``budget`` holds the spend; the call log lies outside the workspace."""
+
+    def __init__(
+        self,
+        driver: Any,
+        *,
+        token: str,
+        log_path: str | Path,
+        max_tokens: int | None = None,
+        max_cost_usd: float | None = None,
+        on_exhausted: Callable[[str, dict[str, Any]], None] | None = None,
+        unix_socket: Path | None = None,
+    ) -> None:
+        if not token:
+            raise AutorlError("the gateway needs a non-empty run token")
+        self.driver = driver
+        self.token = token
+        self.log = DriverCallLog(log_path)
+        self.budget = DriverBudget(max_tokens, max_cost_usd, on_exhausted)
+        self.port = 0
+        self.unix_socket = unix_socket
+        self._server: ThreadedServer | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def start(self, timeout: float = 10.0) -> Gateway:
+        from autorl_llm.gateway.app import create_gateway_app
+        from autorl_llm.gateway.service import GatewayService
+
+        app = create_gateway_app(GatewayService(self.driver, self.budget, self.log), self.token)
+        self._server = ThreadedServer(app, what="LLM gateway", unix_socket=self.unix_socket)
+        self.port = self._server.port
+        self._server.start(timeout)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+
+    def __enter__(self) -> Gateway:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
