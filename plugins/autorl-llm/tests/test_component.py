@@ -9,7 +9,7 @@ class TestLLMGateway(GatewayConformance):
     plugin_module = "autorl_llm.plugin"
     driver = "scripted/autorl-llm-conformance"
 
-    def test_serves_a_driver_on_loopback(self, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    def test_serves_a_driver_on_loopback(self, tmp_path, monkeypatch) -> None:
         script = tmp_path / "autorl-llm-conformance.yaml"
         script.write_text("replies_by: turn\nreplies:\n  - text: hello\n")
         monkeypatch.chdir(tmp_path)
