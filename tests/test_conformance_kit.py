@@ -35,11 +35,6 @@ class TestFixtureReport(ReportConformance):
         return run
 
 
-class TestIsolatedSandbox(SandboxConformance):
-    plugin_module = "autorl.builtins"
-    component = "isolated"
-
-
 class TestLocalSandbox(SandboxConformance):
     plugin_module = "autorl.builtins"
     component = "local"

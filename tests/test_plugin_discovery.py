@@ -12,7 +12,8 @@ def test_installed_plugin_is_listed_with_what_it_supplies(run_autorl) -> None:
     assert proc.returncode == 0, proc.stderr
     rows = {row["name"]: row for row in json.loads(proc.stdout)}
     assert rows["autorl"]["status"] == "loaded"
-    assert rows["autorl"]["supplies"]["sandbox"] == ["isolated", "local"]
+    assert rows["autorl"]["supplies"]["sandbox"] == ["local"]
+    assert rows["autorl-sandbox-isolated"]["supplies"] == {"sandbox": ["isolated"]}
     fixture = rows["autorl-fixture-plugin"]
     assert fixture["distribution"] == "autorl-fixture-plugin"
     assert fixture["version"] == "0.3.1"
@@ -188,5 +189,6 @@ def test_allow_list_loads_only_named_plugins(run_autorl) -> None:
 
 def test_blocking_the_builtins_removes_them(run_autorl) -> None:
     rows = json.loads(run_autorl("list", "sandbox", "--json", AUTORL_BLOCK_PLUGINS="autorl").stdout)
-    assert {row["provider"] for row in rows} <= {"autorl-sandbox-docker"}  # only a plugin's left
-    assert "isolated" not in {row["name"] for row in rows}
+    # the core's own (local) is gone; the plugins' sandboxes stay
+    assert "local" not in {row["name"] for row in rows}
+    assert {row["provider"] for row in rows} <= {"autorl-sandbox-isolated", "autorl-sandbox-docker"}

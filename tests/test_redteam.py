@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autorl_sandbox_isolated.sandbox import bwrap_path
 
 from autorl.config import RunConfig
 from autorl.engine.run import Run
-from autorl.sandbox.isolated import bwrap_path
 
 pytest.importorskip("autorl_agent_redteam", reason="needs autorl-agent-redteam")
 from autorl_agent_redteam.agent import outcomes, read_results

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-
-from autorl.sandbox.isolated import bwrap_path
+from autorl_sandbox_isolated.sandbox import bwrap_path
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
 pytestmark = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap not installed")

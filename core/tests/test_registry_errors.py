@@ -15,10 +15,10 @@ from autorl.testing.helpers import registry_with
 def test_a_typo_is_answered_with_the_installed_name_not_a_package() -> None:
     registry = registry_with("autorl.builtins")
     with pytest.raises(RegistryError) as info:
-        registry.get("sandbox", "isolatd")
-    assert "did you mean: isolated" in info.value.message
+        registry.get("sandbox", "locl")
+    assert "did you mean: local" in info.value.message
     assert info.value.hint is not None and "pip install" not in info.value.hint
-    assert "'isolated'" in info.value.hint
+    assert "'local'" in info.value.hint
 
 
 def test_an_unknown_name_suggests_the_conventional_package() -> None:

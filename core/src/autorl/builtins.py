@@ -11,17 +11,6 @@ from autorl.specs import ExecutorSpec, ModelSpec, SandboxSpec
 def autorl_register_sandboxes() -> list[SandboxSpec]:
     return [
         SandboxSpec(
-            name="isolated",
-            factory="autorl.sandbox.isolated:IsolatedSandbox",
-            description="The default: bubblewrap namespaces (mount, PID, network with only the "
-            "forwarded grader/gateway ports), its own uid without capabilities, cgroup limits; "
-            "nothing of the run's records, caches or harness code is visible.",
-            options={
-                "needs": "bubblewrap (apt-get install -y bubblewrap), cgroups, root for "
-                "a separate uid"
-            },
-        ),
-        SandboxSpec(
             name="local",
             factory="autorl.sandbox.local:LocalSandbox",
             description="DEVELOPMENT ONLY, not a boundary: same user, whole file system visible; "

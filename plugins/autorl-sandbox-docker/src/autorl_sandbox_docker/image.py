@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from autorl.sandbox.isolated import ETC_ENTRIES, SYSTEM_DIRS
+from autorl_sandbox_isolated.sandbox import ETC_ENTRIES, SYSTEM_DIRS
 
 REPOSITORY = "autorl-sandbox"
 SKELETON_VERSION = "1"

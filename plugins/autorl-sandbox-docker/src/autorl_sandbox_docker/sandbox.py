@@ -1,7 +1,7 @@
 """The ``docker`` sandbox: the ``isolated`` sandbox's boundary, built from a container.
 
 The agent gets what ``isolated`` gives it (see the core's docs/security.md), from the same
-pieces: the supervisor (:mod:`autorl.sandbox.supervisor`) is the container's PID 1 and the
+pieces: the supervisor (:mod:`autorl_sandbox_isolated.supervisor`) is the container's PID 1 and the
 only process with privileges; it forwards the loopback ports over the unix sockets in the
 state directory and starts the agent through ``setpriv`` as an unprivileged uid with no
 capabilities and ``no_new_privs``; the agent's stdout and stderr reach ``agent.log`` through
@@ -39,17 +39,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autorl.errors import ConfigError
-from autorl.sandbox import supervisor as supervisor_module
-from autorl.sandbox.cgroups import ROOT as CGROUP_ROOT
-from autorl.sandbox.cgroups import AgentCgroup
-from autorl.sandbox.isolated import (
+from autorl_sandbox_isolated import supervisor as supervisor_module
+from autorl_sandbox_isolated.cgroups import ROOT as CGROUP_ROOT
+from autorl_sandbox_isolated.cgroups import AgentCgroup
+from autorl_sandbox_isolated.sandbox import (
     BASE_PATH,
     ETC_ENTRIES,
     SYSTEM_DIRS,
     IsolatedSandbox,
     write_private,
 )
+
+from autorl.errors import ConfigError
 from autorl.sandbox.logpipe import LogPipe
 from autorl.types import Limits, SandboxRequest
 from autorl_sandbox_docker.image import ensure_image, image_tag
@@ -693,7 +694,7 @@ class DockerSandbox:
 def _hidden_below(mounted: set[Path]) -> list[Path]:
     """What the isolated sandbox hides under its mounts (the harness's code and site
     directories, the base interpreter's site-packages)."""
-    from autorl.sandbox.isolated import hidden_below
+    from autorl_sandbox_isolated.sandbox import hidden_below
 
     return list(hidden_below(mounted))
 

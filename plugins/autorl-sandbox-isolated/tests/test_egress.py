@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from autorl_sandbox_isolated.sandbox import IsolatedSandbox, bwrap_path
 
 from autorl.sandbox.egress import EgressProxy, allowed
-from autorl.sandbox.isolated import IsolatedSandbox, bwrap_path
 from autorl.sandbox.runtime import build_runtime
 from autorl.types import AgentLaunch, Forward, SandboxRequest
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import psutil
 import pytest
+from autorl_sandbox_isolated.sandbox import IsolatedSandbox, bwrap_path
 
-from autorl.sandbox.isolated import IsolatedSandbox, bwrap_path
 from autorl.sandbox.local import LocalSandbox
 from autorl.testing.sandbox import HARNESS, STUBBORN, sandbox_request
 from autorl.types import Limits, SandboxRequest

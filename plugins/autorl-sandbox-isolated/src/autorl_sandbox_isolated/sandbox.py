@@ -10,7 +10,7 @@ What the agent gets (see docs/security.md):
   to the agent and to the harness. Nothing else of the host exists: no run records, no caches,
   no harness code, no other runs;
 - its own PID namespace (the harness is not there to see or signal) whose PID 1 is
-  :mod:`autorl.sandbox.supervisor`; the namespace ends when the supervisor does, when the
+  :mod:`autorl_sandbox_isolated.supervisor`; the namespace ends when the supervisor does, when the
   harness stops it, or when the harness dies (``--die-with-parent``);
 - its own network namespace: loopback only, with the grading API, the gateway and the egress
   proxy forwarded over unix sockets to the ports the agent was told;
@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from autorl.errors import ConfigError
-from autorl.sandbox import supervisor as supervisor_module
-from autorl.sandbox.cgroups import AgentCgroup, join_command
 from autorl.sandbox.logpipe import LogPipe
 from autorl.types import SandboxRequest
+from autorl_sandbox_isolated import supervisor as supervisor_module
+from autorl_sandbox_isolated.cgroups import AgentCgroup, join_command
 
 INSTALL_HINT = (
     "install bubblewrap: `apt-get install -y bubblewrap` (Debian/Ubuntu), "
