@@ -8,12 +8,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from autorl_sandbox_isolated import sandbox as isolated
 
 from autorl.agentfiles import copy_agent_file
 from autorl.engine.diskwatch import DiskWatch, disk_usage
 from autorl.engine.history import CodeHistory
 from autorl.errors import ConfigError
-from autorl_sandbox_isolated import sandbox as isolated
 from autorl.sandbox.runtime import build_runtime, closure
 
 
