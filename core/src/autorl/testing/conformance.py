@@ -196,8 +196,13 @@ class TaskConformance(PluginConformance):
             pytest.fail(f"the task names evaluator {prepared.evaluator!r}, not installed: {exc}")
         kind = getattr(evaluator_spec, "contract", None)
         contract = None
+        spec = self.registry().get("task", self.component_name()).spec
+        if getattr(spec, "evaluator", None):
+            assert spec.evaluator == prepared.evaluator, (
+                f"TaskSpec(evaluator={spec.evaluator!r}) but prepare() names "
+                f"{prepared.evaluator!r}: keep the two equal"
+            )
         if kind:
-            spec = self.registry().get("task", self.component_name()).spec
             ref = prepared.contract or getattr(spec, "contract", None)
             contract = load_contract(kind, ref, who=f"task {self.component_name()!r}")
             problems = check_rows(kind, Path(prepared.eval_path))

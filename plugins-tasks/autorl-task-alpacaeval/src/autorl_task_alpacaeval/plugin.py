@@ -12,10 +12,12 @@ def autorl_register_tasks() -> list[TaskSpec]:
         TaskSpec(
             name="alpacaeval",
             factory="autorl_task_alpacaeval.task:AlpacaEvalTask",
+            evaluator="judge",
+            contract="autorl_task_alpacaeval.kit",
             recipe="autorl_task_alpacaeval:recipe",  # the scripted agent's reference recipe
             description="L2 instruction following: an LLM judge compares each answer with a "
             "reference answer (length-controlled win rate); offline split and scripted judge by "
             "default, the 805 AlpacaEval 2.0 prompts with task option data_path",
-            options={"level": "L2", "metric": "length-controlled win rate", "evaluator": "judge"},
+            options={"level": "L2", "metric": "length-controlled win rate"},
         )
     ]

@@ -12,12 +12,14 @@ def autorl_register_tasks() -> list[TaskSpec]:
         TaskSpec(
             name="deepsearchqa",
             factory="autorl_task_deepsearchqa.task:DeepSearchQATask",
+            evaluator="rollout",
+            contract="autorl_task_deepsearchqa.protocol",
             recipe="autorl_task_deepsearchqa:recipe",  # the scripted agent's reference recipe
             description="L3 search agent (DeepSearchQA): search[...] then answer[...] on "
             "multi-hop questions, max 6 steps; accuracy by a rule judge (offline) or an LLM "
             "judge; shipped encyclopedia with 100 train / 100 held-out questions, "
             "google/deepsearchqa with task option data_path",
-            options={"level": "L3", "metric": "accuracy", "evaluator": "rollout"},
+            options={"level": "L3", "metric": "accuracy"},
         )
     ]
 

@@ -12,10 +12,12 @@ def autorl_register_tasks() -> list[TaskSpec]:
         TaskSpec(
             name="webshop",
             factory="autorl_task_webshop.task:WebShopTask",
+            evaluator="rollout",
+            contract="autorl_task_webshop.protocol_compact",  # offline default; react: .protocol
             recipe="autorl_task_webshop:recipe",  # the scripted agent's reference recipe
             description="L3 interactive shopping (WebShop-compatible): search and click to buy "
             "the instructed product; success = reward >= 0.5 over 100 held-out sessions; "
             "shipped 1,000-product catalogue, official WebShop files with task option data_path",
-            options={"level": "L3", "metric": "success_rate", "evaluator": "rollout"},
+            options={"level": "L3", "metric": "success_rate"},
         )
     ]
