@@ -8,6 +8,7 @@ so a crash or two concurrent runs never leave half a split behind. Standard libr
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -47,3 +48,29 @@ def build_once(target: Path, build: Callable[[Path], None], marker: str = "meta.
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    """One JSON object a line (UTF-8, non-ASCII kept): the format of every split."""
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def write_split(
+    staging: Path, train: list[dict[str, Any]], evals: list[dict[str, Any]], params: dict
+) -> None:
+    """``train.jsonl``, ``eval.jsonl`` and ``meta.json`` (the params and both sizes, written
+    last: :func:`build_once`'s marker)."""
+    write_jsonl(staging / "train.jsonl", train)
+    write_jsonl(staging / "eval.jsonl", evals)
+    meta = {**params, "n_train": len(train), "n_eval": len(evals)}
+    (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+def single_file_kit(cache: Path, source: Path, name: str = "autorl_kit.py") -> Path:
+    """A kit that is one module: a verbatim copy of ``source`` (stdlib only, so it runs in the
+    agent's runtime), under a directory named by its digest."""
+    data = source.read_bytes()
+    target = cache / f"kit-{short(file_digest([source]), 12)}"
+    return build_once(target, lambda staging: (staging / name).write_bytes(data), marker=name)

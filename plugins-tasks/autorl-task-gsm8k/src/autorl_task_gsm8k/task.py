@@ -10,11 +10,16 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, model_validator
 
-from autorl.digest import file_digest, short
 from autorl.options import OptionsModel, PositiveInt
 from autorl.options import describe as describe_options
 from autorl.options import parse_options as validate
-from autorl.taskcache import build_once, files_digest, params_digest
+from autorl.taskcache import (
+    build_once,
+    files_digest,
+    params_digest,
+    single_file_kit,
+    write_split,
+)
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_gsm8k import data
 from autorl_task_gsm8k.description import describe
@@ -85,12 +90,6 @@ def parse_options(options: Mapping[str, Any]) -> Settings:
         data_path=opts.data_path.expanduser().resolve() if opts.data_path else None,
         split_seed=opts.split_seed,
     )
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def trim(rows: list[data.Example], size: int | None) -> list[data.Example]:
@@ -184,19 +183,9 @@ class GSM8KTask:
     def _write(
         staging: Path, train: list[data.Example], evals: list[data.Example], params: dict
     ) -> None:
-        write_jsonl(staging / "train.jsonl", train)
-        write_jsonl(staging / "eval.jsonl", evals)
-        meta = {**params, "n_train": len(train), "n_eval": len(evals)}
-        (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        write_split(staging, train, evals, params)
 
     @staticmethod
     def _kit(cache: Path) -> Path:
-        """``kit/autorl_kit.py``: a verbatim copy of :mod:`autorl_task_gsm8k.kit`."""
-        source = KIT_SOURCE.read_bytes()
-        target = cache / f"kit-{short(file_digest([KIT_SOURCE]), 12)}"
-
-        def build(staging: Path) -> None:
-            (staging / KIT_NAME).write_bytes(source)
-
-        build_once(target, build, marker=KIT_NAME)
-        return target
+        """``kit/autorl_kit.py``: a verbatim copy of the task's kit module."""
+        return single_file_kit(cache, KIT_SOURCE, KIT_NAME)

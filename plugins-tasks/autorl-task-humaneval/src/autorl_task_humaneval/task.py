@@ -10,11 +10,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from autorl.digest import file_digest, short
 from autorl.options import OptionsModel
 from autorl.options import describe as describe_options
 from autorl.options import parse_options as validate
-from autorl.taskcache import build_once
+from autorl.taskcache import build_once, single_file_kit, write_jsonl
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_humaneval import data
 from autorl_task_humaneval.description import describe
@@ -54,12 +53,6 @@ def parse_options(options: Mapping[str, Any]) -> tuple[str, Path | None]:
     """Validate ``[task_options]``: unknown keys and bad values are errors, not silent defaults."""
     opts = validate(Options, options, who="task 'humaneval'")
     return opts.split, opts.data_path.expanduser().resolve() if opts.data_path else None
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 class HumanEvalTask:
@@ -108,8 +101,5 @@ class HumanEvalTask:
 
     @staticmethod
     def _kit(cache: Path) -> Path:
-        """``kit/autorl_kit.py``: a verbatim copy of :mod:`autorl_task_humaneval.kit`."""
-        source = KIT_SOURCE.read_bytes()
-        target = cache / f"kit-{short(file_digest([KIT_SOURCE]), 12)}"
-        build_once(target, lambda staging: (staging / KIT_NAME).write_bytes(source), KIT_NAME)
-        return target
+        """``kit/autorl_kit.py``: a verbatim copy of the task's kit module."""
+        return single_file_kit(cache, KIT_SOURCE, KIT_NAME)
