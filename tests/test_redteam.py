@@ -162,7 +162,7 @@ def test_every_attack_fails_and_the_run_is_intact(
     try:
         engine_base = None
         outcome = engine.execute()
-        engine_base = engine.model_info.path
+        engine_base = engine.setup.model_info.path
     finally:
         after = {p: _sha(p) for p in guarded}
         for path, digest in before.items():  # never leave a landed attack behind
@@ -205,7 +205,7 @@ def test_every_attack_fails_and_the_run_is_intact(
 
     # the base model in the cache is as it was (every file), and the key never reached the agent
     assert engine_base is not None
-    assert hash_tree(engine_base) == engine.base_tree_hash
+    assert hash_tree(engine_base) == engine.setup.base_tree_hash
     given = workspace / "code" / "redteam" / "targets.json"  # the test's own input holds it
     for path in workspace.rglob("*"):
         if path == given:

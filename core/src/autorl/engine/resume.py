@@ -19,9 +19,12 @@ from typing import Any
 from autorl.config import RunConfig
 from autorl.engine.budget import BudgetClock
 from autorl.engine.console import RunConsole
+from autorl.engine.finish import finish, observed
 from autorl.engine.history import CodeHistory
 from autorl.engine.records_io import EventLog, SubmissionLog, utc_now, write_json
 from autorl.engine.run import Run, RunOutcome
+from autorl.engine.scoring import Scorer
+from autorl.engine.setup import Setup, prepare, resolve
 from autorl.errors import AutorlError, ConfigError
 from autorl.events import SubmissionEvent
 from autorl.records import read_submission_log
@@ -86,7 +89,7 @@ def _finish_agentless(
     engine: Run, manifest: dict[str, Any], previous: dict[str, Any] | None, console: RunConsole
 ) -> RunOutcome:
     run_dir = engine.run_dir
-    engine._resolve()
+    parts = resolve(engine.config, engine.registry)
     events = EventLog(run_dir / "events.jsonl")
     run_info: dict[str, Any] = {
         "status": "failed",
@@ -97,24 +100,26 @@ def _finish_agentless(
         "budget_seconds": engine.config.budget.wall_seconds,
     }
     outcome: RunOutcome | None = None
+    setup: Setup | None = None
     try:
         events.warning("run_resumed", previous_status=(previous or {}).get("status"))
         console.print(f"resuming run [bold]{engine.run_id}[/]: the agent phase is over")
-        engine._prepare(console)
+        setup = prepare(engine.config, engine.registry, parts, console)
         recorded = manifest.get("hashes") or {}
-        changed = [k for k in ("eval", "base_model") if recorded.get(k) != engine.hashes.get(k)]
+        changed = [k for k in ("eval", "base_model") if recorded.get(k) != setup.hashes.get(k)]
         if changed:
             raise ConfigError(
                 f"cannot resume {engine.run_id}: the {' and '.join(changed)} no longer hash(es) "
                 "as recorded in the manifest, so its scores would not be comparable",
                 hint="restore the task data / base model of the original run",
             )
-        baseline = _read(run_dir / "baseline.json") or engine._baseline(console)
-        outcome, resumed = _grade_pending(engine, events, console, float(baseline["score"]))
-        run_info.update(
-            status="completed",
-            resumed={"at": utc_now(), "evaluated": resumed},
+        scorer = Scorer(setup, parts.task, engine.config.seed, run_dir, console)
+        baseline = _read(run_dir / "baseline.json") or scorer.baseline()
+        best, resumed = _grade_pending(engine, setup, scorer, events, console, baseline["score"])
+        outcome = RunOutcome(
+            engine.run_id, run_dir, float(baseline["score"]), best, "harness_stopped"
         )
+        run_info.update(status="completed", resumed={"at": utc_now(), "evaluated": resumed})
     except AutorlError as exc:
         run_info["error"] = str(exc)
         events.warning("run_failed", error=str(exc))
@@ -122,13 +127,19 @@ def _finish_agentless(
     finally:
         run_info["ended"] = utc_now()
         write_json(run_dir / "run.json", run_info)
-        engine._finish(console, events)
+        finish(run_dir, engine.run_id, engine.config.reports, engine.registry, setup, events,
+               console)  # fmt: skip
     return outcome
 
 
 def _grade_pending(
-    engine: Run, events: EventLog, console: RunConsole, baseline_score: float
-) -> tuple[RunOutcome, list[int]]:
+    engine: Run,
+    setup: Setup,
+    scorer: Scorer,
+    events: EventLog,
+    console: RunConsole,
+    baseline_score: float,
+) -> tuple[float | None, list[int]]:
     from autorl.checkpoints import apparent_size, checkpoint_size_limit
     from autorl.grading.service import GradingService
 
@@ -137,20 +148,20 @@ def _grade_pending(
 
     def notify(event: SubmissionEvent) -> None:
         events.info("submission", **dict(event.record))
-        engine._observed(events, engine.registry.on_submission(event))
+        observed(events, engine.registry.on_submission(event))
         score = "" if event.score is None else f" score {event.score:.2f}"
         console.print(f"submission {event.submission_id}: {event.status}{score}")
 
-    base_bytes = apparent_size(engine.model_info.path)
+    base_bytes = apparent_size(setup.model_info.path)
     service = GradingService(
         workspace=engine.workspace,
         storage=run_dir / "submissions",
         log=SubmissionLog(run_dir / "submissions.jsonl"),
         clock=BudgetClock(engine.config.budget.wall_seconds),
         max_submissions=engine.config.budget.max_submissions,
-        baseline_score=baseline_score,
-        base_weight_hash=engine.base_hash,
-        evaluate=lambda sid, ckpt, info: engine._evaluate_submission(sid, ckpt, info, console),
+        baseline_score=float(baseline_score),
+        base_weight_hash=setup.base_hash,
+        evaluate=scorer.submission,
         notify=notify,
         run_id=engine.run_id,
         keep_checkpoints=engine.config.keep_checkpoints,
@@ -167,5 +178,4 @@ def _grade_pending(
     finally:
         service.close()
     history.snapshot("resumed")
-    best = service.best_score()
-    return RunOutcome(engine.run_id, run_dir, baseline_score, best, "harness_stopped"), resumed
+    return service.best_score(), resumed

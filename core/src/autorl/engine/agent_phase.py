@@ -1,0 +1,345 @@
+"""The agent phase: the workspace, the grading API, the LLM gateway and the egress proxy on
+loopback and their unix sockets, the agent launched in its sandbox, supervised against its
+budget, stopped, and every queued evaluation drained."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from autorl.checkpoints import apparent_size, checkpoint_size_limit
+from autorl.config import RunConfig
+from autorl.engine.budget import BudgetClock
+from autorl.engine.console import RunConsole
+from autorl.engine.diskwatch import DiskWatch
+from autorl.engine.finish import observed
+from autorl.engine.history import CodeHistory
+from autorl.engine.records_io import EventLog, SubmissionLog
+from autorl.engine.scoring import Scorer
+from autorl.engine.setup import Components, Setup
+from autorl.engine.workspace import build_workspace, instructions
+from autorl.events import SubmissionEvent
+from autorl.registry import Registry
+from autorl.types import AgentContext, AgentLaunch, Forward, SandboxRequest
+
+PASS_THROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_NUM_THREADS", "TZ")
+BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+class AgentPhase:
+    def __init__(
+        self,
+        *,
+        config: RunConfig,
+        registry: Registry,
+        parts: Components,
+        setup: Setup,
+        scorer: Scorer,
+        run_id: str,
+        run_dir: Path,
+        events: EventLog,
+        console: RunConsole,
+    ) -> None:
+        self.config = config
+        self.registry = registry
+        self.parts = parts
+        self.setup = setup
+        self.scorer = scorer
+        self.run_id = run_id
+        self.run_dir = run_dir
+        self.workspace = run_dir / "workspace"
+        self.state_dir = run_dir / "sandbox"
+        self.events = events
+        self.console = console
+
+    def run(self, baseline_score: float) -> tuple[float | None, dict[str, Any]]:
+        """Serve, launch, supervise, stop, drain; the best score and what ``run.json`` gets."""
+        console, events = self.console, self.events
+        from autorl.grading.app import create_app
+        from autorl.grading.server import GradingServer
+        from autorl.grading.service import GradingService
+
+        cfg = self.config
+        build_workspace(self.workspace, self.setup.prepared, self.setup.model_info.path)
+        history = CodeHistory(self.run_dir / "code-history.git", self.workspace / "code")
+        clock = BudgetClock(cfg.budget.wall_seconds)
+        token = secrets.token_urlsafe(32)
+        base_bytes = apparent_size(self.setup.model_info.path)
+        self.state_dir.mkdir(mode=0o755)
+
+        def notify(event: SubmissionEvent) -> None:
+            events.info("submission", **dict(event.record))
+            observed(events, self.registry.on_submission(event))
+            score = "" if event.score is None else f" score {event.score:.2f}"
+            reason = f" ({event.reason})" if event.reason else ""
+            console.print(f"submission {event.submission_id}: {event.status}{score}{reason}")
+
+        service = GradingService(
+            workspace=self.workspace,
+            storage=self.run_dir / "submissions",
+            log=SubmissionLog(self.run_dir / "submissions.jsonl"),
+            clock=clock,
+            max_submissions=cfg.budget.max_submissions,
+            baseline_score=baseline_score,
+            base_weight_hash=self.setup.base_hash,
+            evaluate=lambda sid, ckpt, info: self.scorer.submission(sid, ckpt, info),
+            snapshot=history.snapshot,
+            notify=notify,
+            run_id=self.run_id,
+            keep_checkpoints=cfg.keep_checkpoints,
+            max_checkpoint_bytes=checkpoint_size_limit(base_bytes),
+            base_model_bytes=base_bytes,
+        )
+        server = GradingServer(
+            create_app(service, token), unix_socket=self.state_dir / "grader.sock"
+        ).start()
+        forwards = [Forward("grader", server.port, self.state_dir / "grader.sock")]
+        gateway = proxy = None
+        try:
+            gateway = self._start_gateway(token)
+            if gateway is not None:
+                forwards.append(Forward("gateway", gateway.port, self.state_dir / "gateway.sock"))
+            proxy = self._start_egress()
+            if proxy is not None:
+                forwards.append(Forward("egress", proxy.port, self.state_dir / "egress.sock"))
+            text = instructions(
+                task=self.parts.task.name,
+                metric=self.setup.prepared.metric,
+                budget_seconds=cfg.budget.wall_seconds,
+                max_submissions=cfg.budget.max_submissions,
+                grader_url=server.url,
+                has_kit=self.setup.prepared.kit_dir is not None,
+            )
+            (self.workspace / "instructions.md").write_text(text)
+            info = self._supervise(
+                service,
+                clock,
+                history,
+                server.url,
+                token,
+                text,
+                gateway,
+                proxy,
+                tuple(forwards),
+            )
+            console.print("agent finished; waiting for queued evaluations")
+            service.drain()
+            service.finalize("the run ended before this submission's evaluation finished")
+        finally:
+            if gateway is not None:
+                gateway.stop()
+                events.info("gateway_stopped", **gateway.budget.spend())
+            if proxy is not None:
+                proxy.stop()
+                events.info("egress_proxy_stopped", requests=proxy.requests, denied=proxy.denied)
+            server.stop()
+            service.close()
+        history.snapshot("end of run")
+        return service.best_score(), info
+
+    def _start_egress(self) -> Any:
+        """The logging allowlist proxy, when the run's egress policy asks for one."""
+        egress = self.config.egress
+        if egress.policy != "allowlist":
+            return None
+        from autorl.sandbox.egress import EgressProxy
+
+        proxy = EgressProxy(
+            egress.allow, self.run_dir / "egress.jsonl", self.state_dir / "egress.sock"
+        ).start()
+        self.events.info("egress_proxy_started", allow=list(egress.allow), url=proxy.url)
+        return proxy
+
+    def _start_gateway(self, token: str) -> Any:
+        """The metering LLM gateway, when the run has a driver; the agent's token is its key."""
+        if self.parts.driver is None:
+            return None
+        budget = self.config.budget
+        console, events = self.console, self.events
+
+        def exhausted(reason: str, spend: dict[str, Any]) -> None:
+            events.warning("driver_budget_exhausted", reason=reason, spend=spend)
+            console.print(f"[yellow]driver budget: {reason.replace('_', ' ')} spent[/]")
+
+        gateway = self.parts.llm_gateway.serve(
+            self.parts.driver,
+            token=token,
+            log_path=self.run_dir / "driver_calls.jsonl",
+            max_tokens=budget.max_tokens,
+            max_cost_usd=budget.max_cost_usd,
+            on_exhausted=exhausted,
+            unix_socket=self.state_dir / "gateway.sock",
+        )
+        events.info(
+            "gateway_started",
+            url=gateway.url,
+            driver=self.config.driver,
+            max_tokens=budget.max_tokens,
+            max_cost_usd=budget.max_cost_usd,
+        )
+        console.print(f"LLM gateway for driver [bold]{self.config.driver}[/] on {gateway.url}")
+        return gateway
+
+    def _launch(
+        self, url: str, token: str, text: str, gateway_url: str | None, proxy: Any = None
+    ) -> AgentLaunch:
+        cfg = self.config
+        ctx = AgentContext(
+            workspace=self.workspace,
+            home=self.run_dir / "home",
+            task=self.parts.task.name,
+            description=self.setup.prepared.description,
+            instructions=text,
+            grader_url=url,
+            token=token,
+            budget_seconds=cfg.budget.wall_seconds,
+            max_submissions=cfg.budget.max_submissions,
+            seed=cfg.seed,
+            driver=cfg.driver,
+            gateway_url=gateway_url,
+            python=str(self.setup.runtime.python),
+            options=cfg.agent_options,
+        )
+        ctx.home.mkdir(parents=True, exist_ok=True)
+        launch = self.parts.agent.launch(ctx)
+        env = {k: os.environ[k] for k in PASS_THROUGH_ENV if k in os.environ}
+        env.update(
+            {
+                "PATH": f"{self.setup.runtime.bin_dir}:{BASE_PATH}",
+                "AUTORL_GRADER_URL": url,
+                "AUTORL_TOKEN": token,
+                "AUTORL_WORKSPACE": str(self.workspace),
+                "AUTORL_TASK": self.parts.task.name,
+                "AUTORL_SEED": str(cfg.seed),
+                "AUTORL_BUDGET_SECONDS": str(cfg.budget.wall_seconds),
+                "PYTHONPATH": str(self.workspace / "kit"),
+                "HF_HUB_OFFLINE": "1",
+            }
+        )
+        if gateway_url:
+            env["AUTORL_GATEWAY_URL"] = gateway_url
+            env["AUTORL_DRIVER"] = cfg.driver or ""
+        if proxy is not None:
+            env.update(proxy.env())
+        env.update(launch.env)
+        return AgentLaunch(argv=tuple(launch.argv), env=env, read_only=tuple(launch.read_only))
+
+    def _sandbox_request(
+        self, launch: AgentLaunch, forwards: tuple[Forward, ...]
+    ) -> SandboxRequest:
+        """What the agent sees: its workspace and HOME, the runtime, the base model, and the
+        paths its launch declares; nothing of the run's records."""
+        read_only = (*self.setup.runtime.read_only, self.setup.model_info.path, *launch.read_only)
+        inside = tuple(self.workspace / d for d in ("data", "kit"))
+        return SandboxRequest(
+            launch=launch,
+            workspace=self.workspace,
+            home=self.run_dir / "home",
+            log_path=self.run_dir / "agent.log",
+            state_dir=self.state_dir,
+            read_only=tuple(dict.fromkeys(Path(p) for p in read_only)),
+            read_only_inside=inside,
+            forwards=forwards,
+            limits=self.parts.limits,
+            run_id=self.run_id,
+        )
+
+    def _supervise(
+        self,
+        service: Any,
+        clock: BudgetClock,
+        history: CodeHistory,
+        url: str,
+        token: str,
+        text: str,
+        gateway: Any = None,
+        proxy: Any = None,
+        forwards: tuple[Forward, ...] = (),
+    ) -> dict[str, Any]:
+        cfg, console, events = self.config, self.console, self.events
+        launch = self._launch(url, token, text, gateway.url if gateway else None, proxy)
+        events.info(
+            "agent_launch",
+            argv=list(launch.argv),
+            env_keys=sorted(launch.env),
+            sandbox=cfg.sandbox,
+            read_only=[str(p) for p in launch.read_only],
+        )
+        if not getattr(self.parts.sandbox, "isolated", False):
+            events.warning("unsandboxed", sandbox=cfg.sandbox)
+            console.print(
+                f"[bold red]sandbox {cfg.sandbox!r} is not a boundary: the agent can read and "
+                "write everything this user can. Development only: this run's score is not "
+                "comparable.[/]"
+            )
+        clock.start()
+        proc = self.parts.sandbox.start(self._sandbox_request(launch, forwards))
+        console.print(
+            f"agent [bold]{cfg.agent}[/] started in sandbox [bold]{cfg.sandbox}[/] "
+            f"(pid {proc.pid}); budget {cfg.budget.wall_seconds:.0f} s, "
+            f"{cfg.budget.max_submissions} submissions"
+        )
+        console.agent_started(cfg.budget.wall_seconds)
+        disk = DiskWatch(
+            (self.workspace, self.run_dir / "home"), self.config.limits.workspace_gb
+        ).start()
+        next_snapshot = time.monotonic() + cfg.snapshot_seconds
+        exit_code: int | None = None
+        end_reason = "deadline"
+        try:
+            while True:
+                exit_code = proc.wait(0.5)
+                console.agent_tick(clock.elapsed())
+                if exit_code is not None:
+                    end_reason = "agent_exit"
+                    break
+                for warning in clock.due_warnings():
+                    events.warning("budget_warning", message=warning)
+                    console.print(f"[yellow]budget: {warning}[/]")
+                if clock.expired():
+                    break
+                if disk.exceeded:
+                    end_reason = "disk_limit"
+                    events.warning("disk_limit", **disk.report())
+                    break
+                if service.used >= cfg.budget.max_submissions and service.pending() == 0:
+                    end_reason = "max_submissions"
+                    break
+                if time.monotonic() >= next_snapshot:
+                    history.snapshot(f"periodic at {clock.elapsed():.0f} s")
+                    next_snapshot = time.monotonic() + cfg.snapshot_seconds
+        finally:
+            agent_seconds = clock.elapsed()
+            # the agent is stopped from this moment: a straggler's late submission is refused
+            service.close_intake(f"{end_reason} after {agent_seconds:.0f} s")
+            code = proc.terminate()
+            clock.stop()
+            disk.stop()
+            console.agent_stopped()
+        if exit_code is None:
+            exit_code = code
+        driver_usage = gateway.budget.spend() if gateway is not None else None
+        if driver_usage and driver_usage["exhausted"] and end_reason == "agent_exit":
+            end_reason = driver_usage["exhausted"]  # the agent stopped because its model did
+        sandbox_usage = getattr(proc, "stats", None) or {}
+        events.info(
+            "agent_stopped",
+            reason=end_reason,
+            exit_code=exit_code,
+            seconds=agent_seconds,
+            **sandbox_usage,
+        )
+        console.print(f"agent stopped: {end_reason} after {agent_seconds:.0f} s (exit {exit_code})")
+        info = {
+            "end_reason": end_reason,
+            "agent_exit_code": exit_code,
+            "agent_seconds": round(agent_seconds, 2),
+            "budget_seconds": cfg.budget.wall_seconds,
+            "sandbox": {"name": cfg.sandbox, **sandbox_usage},
+        }
+        if driver_usage is not None:
+            info["driver_usage"] = driver_usage
+        return info

@@ -1,0 +1,218 @@
+"""Before any agent: every component built (a typo fails first), then the task, model, runtime,
+evaluator and contract prepared and checked. Each phase's state is one frozen object."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from autorl.checkpoints import hash_tree, hash_weights
+from autorl.config import RunConfig
+from autorl.digest import file_digest
+from autorl.engine.console import RunConsole
+from autorl.engine.records_io import utc_now, write_json
+from autorl.errors import AutorlError, ConfigError
+from autorl.models import HFDirectoryModel, looks_like_path
+from autorl.paths import cache_dir
+from autorl.registry import Registry
+from autorl.types import Limits, ModelInfo, PreparedTask, TaskContext
+
+LLM_GATEWAY = "llm"
+"""The gateway component that serves drivers to agents (distribution ``autorl-llm``)."""
+
+
+@dataclass(frozen=True)
+class Components:
+    """What the run is made of, built from its config through the registry."""
+
+    task: Any
+    agent: Any
+    sandbox: Any
+    model: Any
+    limits: Limits
+    driver: Any = None
+    llm_gateway: Any = None
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The prepared task and model, the agent runtime, the evaluator and the task's contract."""
+
+    prepared: PreparedTask
+    model_info: ModelInfo
+    runtime: Any
+    evaluator: Any
+    evaluator_config: dict[str, Any]
+    contract: Any
+    contract_ref: str | None
+    base_hash: str
+    base_tree_hash: str
+    hashes: dict[str, str]
+
+
+def resolve_model(registry: Registry, name: str) -> Any:
+    if name.startswith("hf:") or looks_like_path(name):
+        return HFDirectoryModel(name)
+    return registry.create("model", name)
+
+
+def resolve(config: RunConfig, registry: Registry) -> Components:
+    """Build every component first so a typo or a missing tool fails before any work."""
+    task = registry.create("task", config.task)
+    agent = registry.create("agent", config.agent)
+    sandbox = registry.create("sandbox", config.sandbox)
+    check = getattr(sandbox, "check", None)
+    if check is not None:
+        check()  # a machine without the sandbox's tools fails here, never falls back
+    model = resolve_model(registry, config.model)
+    for report in config.reports:
+        registry.get("report", report)
+    driver = gateway = None
+    if config.driver:
+        gateway = llm_gateway(config, registry)
+        driver = gateway.open_driver(config.driver, dict(config.driver_options), registry)
+    elif (registry.get("agent", config.agent).spec.options or {}).get("driver"):
+        raise ConfigError(
+            f"agent {config.agent!r} needs a driver LLM",
+            hint="add --driver scripted/<script.yaml> (offline), openai/gpt-5.2 or "
+            "anthropic/claude-sonnet-4-6 (key in the harness environment); see docs/agents.md",
+        )
+    return Components(task, agent, sandbox, model, config.limits.resolve(), driver, gateway)
+
+
+def llm_gateway(config: RunConfig, registry: Registry) -> Any:
+    """The LLM-gateway component (``autorl-llm``), reached through the registry."""
+    try:
+        return registry.create("gateway", LLM_GATEWAY)
+    except AutorlError as exc:
+        raise ConfigError(
+            f"the run has a driver ({config.driver}) but no LLM gateway: {exc.message}",
+            hint="pip install autorl-llm (the drivers' layer and the metering gateway)",
+        ) from None
+
+
+def prepare(config: RunConfig, registry: Registry, parts: Components, console: RunConsole) -> Setup:
+    task = parts.task
+    task_cache = cache_dir("tasks", task.name, str(getattr(task, "version", "0")))
+    console.print(f"preparing task [bold]{task.name}[/] and model [bold]{config.model}[/]")
+    prepared = task.prepare(
+        TaskContext(cache_dir=task_cache, seed=config.seed, options=config.task_options)
+    )
+    if any(p.resolve() == prepared.eval_path.resolve() for p in prepared.train_files):
+        raise AutorlError(f"task {task.name!r} lists its eval split as a train file")
+    model_info = parts.model.materialize(cache_dir("models"))
+    evaluator = registry.create("evaluator", prepared.evaluator)
+    contract_ref, contract = _contract(registry, config.task, prepared)
+    evaluator_config = {
+        **dict(prepared.evaluator_config),
+        **config.evaluator_options,
+        "device": config.device,
+    }
+    check = getattr(evaluator, "check_config", None)
+    if check is not None:  # a typo in an evaluator option fails here, before the baseline
+        check(dict(evaluator_config), contract)
+    from autorl.sandbox.runtime import build_runtime
+
+    base_hash, base_tree_hash = hash_weights(model_info.path), hash_tree(model_info.path)
+    return Setup(
+        prepared=prepared,
+        model_info=model_info,
+        runtime=build_runtime(prepared.kit_requires),
+        evaluator=evaluator,
+        evaluator_config=evaluator_config,
+        contract=contract,
+        contract_ref=contract_ref,
+        base_hash=base_hash,
+        base_tree_hash=base_tree_hash,
+        hashes={
+            "train": file_digest(prepared.train_files),
+            "eval": file_digest([prepared.eval_path]),
+            "base_model": base_hash,
+            "base_model_files": base_tree_hash,
+        },
+    )
+
+
+def _contract(registry: Registry, task: str, prepared: PreparedTask) -> tuple[str | None, Any]:
+    """The task's implementation of its evaluator's contract, loaded and checked once; the
+    first eval rows are checked too, so a mismatch fails before the baseline."""
+    from autorl.contracts import check_rows, prepared_contract
+
+    ref, contract = prepared_contract(registry, task, prepared)
+    if contract is None:
+        return ref, None
+    kind = registry.get("evaluator", prepared.evaluator).spec.contract
+    problems = check_rows(kind, prepared.eval_path)
+    if problems:
+        raise ConfigError(
+            f"task {task!r}: its eval rows do not fit evaluator {prepared.evaluator!r}: "
+            + "; ".join(problems[:3]),
+            hint=f"write the fields the {kind!r} contract reads (docs/evaluators/)",
+        )
+    return ref, contract
+
+
+def sandbox_info(config: RunConfig, sandbox: Any) -> dict[str, Any]:
+    describe = getattr(sandbox, "describe", None)
+    info = dict(describe()) if describe else {"name": config.sandbox}
+    info.setdefault("isolated", bool(getattr(sandbox, "isolated", False)))
+    info["limits"] = config.limits.model_dump(mode="json")
+    info["egress"] = config.egress.model_dump(mode="json")
+    return info
+
+
+def write_manifest(
+    run_dir: Path,
+    run_id: str,
+    config: RunConfig,
+    registry: Registry,
+    parts: Components,
+    setup: Setup,
+) -> None:
+    """Everything that defines the run, written before any agent runs."""
+    prepared = setup.prepared
+    write_json(
+        run_dir / "manifest.json",
+        {
+            "run_id": run_id,
+            "created": utc_now(),
+            "config": config.model_dump(mode="json"),
+            "versions": versions(registry),
+            "hashes": setup.hashes,
+            "task": {
+                "name": parts.task.name,
+                "version": str(getattr(parts.task, "version", "0")),
+                "split": prepared.split,
+                "metric": prepared.metric,
+                "evaluator": prepared.evaluator,
+                "evaluator_config": setup.evaluator_config,
+                "contract": setup.contract_ref,
+            },
+            "model": {"name": config.model, "path": str(setup.model_info.path)},
+            "sandbox": sandbox_info(config, parts.sandbox),
+            "runtime": {
+                "path": str(setup.runtime.root),
+                "distributions": list(setup.runtime.distributions),
+            },
+        },
+    )
+
+
+def versions(registry: Registry) -> dict[str, str]:
+    found = {"autorl": _dist_version("autorl"), "python": sys.version.split()[0]}
+    for plugin in registry.plugins:
+        if plugin.distribution and plugin.version:
+            found[plugin.distribution] = plugin.version
+    for lib in ("torch", "transformers", "trl", "peft"):
+        found[lib] = _dist_version(lib)
+    return {k: v for k, v in found.items() if v}
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
