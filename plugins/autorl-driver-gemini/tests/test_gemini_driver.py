@@ -103,3 +103,20 @@ def test_tool_results_are_sent_as_function_responses(fake: FakeProvider, env: di
 def test_missing_key_names_both_variables() -> None:
     with pytest.raises(DriverConfigError, match="GEMINI_API_KEY or GOOGLE_API_KEY is not set"):
         GeminiDriver(MODEL, env={})
+
+
+def test_tool_call_ids_are_unique_per_conversation(fake: FakeProvider, env: dict) -> None:
+    """Gemini's functionCall carries no id. Two turns calling the same tool once used to get
+    the same made-up id (call_0_bash) and CLIs dropped their later tool results and looped."""
+    fake.enqueue(Answer("", tool_calls=(("bash", {"command": "ls"}),)))
+    fake.enqueue(Answer("", tool_calls=(("bash", {"command": "pwd"}),)))
+    driver = GeminiDriver(MODEL, env=env)
+    first = driver.chat(ChatRequest.from_messages(USER, tools=TOOLS)).tool_calls[0]
+    history = [
+        *USER,
+        {"role": "assistant", "content": "", "tool_calls": [first.to_dict()]},
+        {"role": "tool", "tool_call_id": first.id, "name": "bash", "content": "a b"},
+    ]
+    second = driver.chat(ChatRequest.from_messages(history, tools=TOOLS)).tool_calls[0]
+    assert "functionCall" in str(fake.requests[-1].body) or fake.requests
+    assert first.id and second.id and first.id != second.id

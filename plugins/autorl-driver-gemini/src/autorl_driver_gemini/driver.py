@@ -15,6 +15,7 @@ from autorl_llm.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse,
 from autorl_llm.drivers.env import credentials
 from autorl_llm.drivers.errors import DriverAPIError
 from autorl_llm.drivers.retry import classify_status
+from autorl_llm.drivers.types import new_call_id
 
 FINISH = {
     "STOP": "stop",
@@ -121,7 +122,7 @@ class GeminiDriver(BaseDriver):
                 fc = part["functionCall"]
                 calls.append(
                     ToolCall(
-                        id=fc.get("id") or f"call_{len(calls)}_{fc['name']}",
+                        id=fc.get("id") or new_call_id(),
                         name=fc["name"],
                         arguments=dict(fc.get("args") or {}),
                     )

@@ -13,6 +13,7 @@ from typing import Any
 from autorl_llm.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse, ToolCall, Usage
 from autorl_llm.drivers.env import credentials
 from autorl_llm.drivers.errors import DriverAPIError, DriverConfigError, DriverRequestError
+from autorl_llm.drivers.types import new_call_id
 
 APIS = ("chat", "responses")
 CHAT_FINISH = {
@@ -200,7 +201,7 @@ class OpenAIDriver(BaseDriver):
         message = choice.get("message") or {}
         calls = [
             ToolCall(
-                id=c.get("id") or f"call_{i}",
+                id=c.get("id") or new_call_id(),
                 name=c["function"]["name"],
                 arguments=_arguments(c["function"].get("arguments")),
             )
@@ -299,7 +300,7 @@ class OpenAIDriver(BaseDriver):
                     if choice.get("finish_reason"):
                         finish = CHAT_FINISH.get(choice["finish_reason"], "stop")
         tool_calls = [
-            ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=_arguments(c["args"]))
+            ToolCall(id=c["id"] or new_call_id(), name=c["name"], arguments=_arguments(c["args"]))
             for i, c in sorted(calls.items())
         ]
         yield ChatChunk(

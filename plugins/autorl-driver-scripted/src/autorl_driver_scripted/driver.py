@@ -90,8 +90,13 @@ class ScriptedDriver(BaseDriver):
                     f"the request does not offer (it offers: {', '.join(sorted(offered))})",
                     hint="fix the tool name in the script",
                 )
+            # deterministic (a replayed script gives the same ids) and unique per conversation:
+            # the turn (assistant messages so far) is part of the id
+            turn = sum(1 for m in request.messages if m.get("role") == "assistant")
             calls.append(
-                ToolCall(id=f"call_{i}_{call.name}", name=call.name, arguments=call.arguments)
+                ToolCall(
+                    id=f"call_{turn}_{i}_{call.name}", name=call.name, arguments=call.arguments
+                )
             )
         text, finish = reply.text, reply.finish_reason
         if request.stop:

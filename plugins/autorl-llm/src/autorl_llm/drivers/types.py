@@ -13,6 +13,7 @@ callers already speak); each backend converts it to its provider's wire format:
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -51,6 +52,14 @@ def _text_of(content: Any, where: str) -> str:
     raise DriverRequestError(
         f"{where}.content: expected a string or a list of text parts, got {type(content).__name__}"
     )
+
+
+def new_call_id() -> str:
+    """A tool-call id for an upstream that sends none (Gemini's ``functionCall`` has no id, an
+    OpenAI-compatible server may leave it empty): unique within any conversation, so a CLI
+    never sees two calls under one id (which made Claude Code and OpenHands drop or replace
+    their later tool results and loop). A replayed cassette returns the recorded ids."""
+    return f"call_{secrets.token_hex(6)}"
 
 
 @dataclass(frozen=True)
