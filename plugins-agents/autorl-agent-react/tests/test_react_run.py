@@ -134,3 +134,55 @@ def test_token_budget_ends_the_run_with_a_clear_reason(root: Path, full_run: dic
     assert summary["end_reason"] == "token_budget" and summary["driver_calls"]["refused"] == 1
     report = (run_dir / "report" / "report.md").read_text()
     assert "driver token budget was spent" in report and "1 later calls were refused" in report
+
+
+def test_an_upstream_outage_ends_the_run_with_a_reason_that_names_it(root: Path) -> None:
+    """The driver's provider answers one call after a retry, then only 503s: the run ends as
+    ``driver_unavailable`` in the terminal, the event log and the report, with the retries and
+    failures counted and the upstream's last error quoted."""
+    from autorl_llm.testing import Answer, Fail, FakeProvider
+
+    shell = ("shell", {"command": "ls"})
+    with FakeProvider(default=Fail(503, message="upstream overloaded, try later")) as fake:
+        fake.enqueue(Fail(500), Answer("looking around", tool_calls=(shell,)))
+        proc = autorl(
+            root,
+            "--driver",
+            "openai/gpt-test",
+            "--driver-option",
+            f"base_url={fake.openai_base_url}",
+            "--driver-option",
+            "max_attempts=2",
+            "--driver-option",
+            "initial_delay_s=0",
+            "--runs-dir",
+            "runs",
+            "--run-id",
+            "outage",
+            "--budget",
+            "300",
+            *TINY_TASK,
+        )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "ended by driver_unavailable" in proc.stdout
+    assert "upstream was down when the agent stopped" in proc.stdout
+    assert "upstream overloaded" in proc.stdout
+    run_dir = root / "runs" / "outage"
+    run_info = json.loads((run_dir / "run.json").read_text())
+    assert run_info["end_reason"] == "driver_unavailable"
+    health = run_info["driver_health"]
+    assert health["down"] and health["answered"] == 1 and health["failed"] >= 1
+    assert health["retried_calls"] == 1 and "upstream overloaded" in health["last_error"]
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    names = [e["event"] for e in events]
+    assert names.count("driver_call_retried") == 1
+    assert names.count("driver_call_failed") == health["failed"]
+    assert "driver_unavailable" in names
+    summary = json.loads((run_dir / "report" / "summary.json").read_text())
+    calls = summary["driver_calls"]
+    assert summary["end_reason"] == "driver_unavailable"
+    assert calls["calls"] == 1 and calls["errors"] == health["failed"]
+    assert calls["retries"] == health["retries"] >= 1 + health["failed"]
+    report = (run_dir / "report" / "report.md").read_text()
+    assert "model provider was down when the agent stopped" in report
+    assert "**Upstream health**" in report and "upstream overloaded" in report

@@ -54,7 +54,8 @@ def test_driver_calls_are_summarised_and_rendered(tmp_path: Path) -> None:
     BasicReport().render(run_dir, run_dir / "report")
     summary = json.loads((run_dir / "report" / "summary.json").read_text())
     calls = summary["driver_calls"]
-    assert (calls["calls"], calls["errors"], calls["refused"]) == (3, 1, 1)
+    assert (calls["calls"], calls["errors"], calls["refused"]) == (2, 0, 1)
+    assert calls["calls"] == usage["calls"]  # the report and the gateway's budget agree
     assert calls["total_tokens"] == usage["tokens"] and calls["total_tokens"] >= 60
     assert calls["scripted"] is True and calls["cost_usd"] == 0.0
     assert [r["tool_calls"] for r in calls["rows"]] == [["shell"], [], []]

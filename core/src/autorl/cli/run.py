@@ -77,6 +77,12 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
 @click.option("--task-option", multiple=True, metavar="KEY=VALUE", help="Passed to the task.")
 @click.option("--agent-option", multiple=True, metavar="KEY=VALUE", help="Passed to the agent.")
 @click.option(
+    "--driver-option",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Passed to the driver backend (base_url, timeout_s, max_attempts, api_key_env...).",
+)
+@click.option(
     "--evaluator-option",
     multiple=True,
     metavar="KEY=VALUE",
@@ -141,6 +147,7 @@ def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags:
     for flag, key in (
         ("task_option", "task_options"),
         ("agent_option", "agent_options"),
+        ("driver_option", "driver_options"),
         ("evaluator_option", "evaluator_options"),
     ):
         if flags.get(flag):

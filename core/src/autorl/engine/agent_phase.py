@@ -164,6 +164,21 @@ class AgentPhase:
             events.warning("driver_budget_exhausted", reason=reason, spend=spend)
             console.print(f"[yellow]driver budget: {reason.replace('_', ' ')} spent[/]")
 
+        def upstream(event: str, fields: dict[str, Any]) -> None:
+            """Every failed or retried driver call is an event; the terminal hears an outage
+            begin (its first failed call) and end (the next answered one)."""
+            events.warning(event, **fields)
+            if event == "driver_call_failed" and fields["consecutive_failures"] == 1:
+                console.print(
+                    f"[yellow]driver: the upstream failed a call after {fields['attempts']} "
+                    f"attempt(s): {fields['message']}[/]"
+                )
+            elif event == "driver_recovered":
+                console.print(
+                    f"[green]driver: the upstream answers again, after "
+                    f"{fields['after_failed_calls']} failed call(s)[/]"
+                )
+
         gateway = self.parts.llm_gateway.serve(
             self.parts.driver,
             token=token,
@@ -171,6 +186,7 @@ class AgentPhase:
             max_tokens=budget.max_tokens,
             max_cost_usd=budget.max_cost_usd,
             on_exhausted=exhausted,
+            on_upstream=upstream,
             unix_socket=self.state_dir / "gateway.sock",
         )
         events.info(
@@ -322,8 +338,17 @@ class AgentPhase:
         if exit_code is None:
             exit_code = code
         driver_usage = gateway.budget.spend() if gateway is not None else None
+        health = gateway.health.snapshot() if gateway is not None else None
         if driver_usage and driver_usage["exhausted"] and end_reason == "agent_exit":
             end_reason = driver_usage["exhausted"]  # the agent stopped because its model did
+        elif health and health["down"] and end_reason in ("agent_exit", "deadline"):
+            end_reason = "driver_unavailable"  # its model provider was down when it stopped
+            events.warning("driver_unavailable", **health)
+            console.print(
+                f"[bold red]the driver's upstream was down when the agent stopped: "
+                f"{health['failed']} call(s) failed, the last {health['consecutive_failures']} "
+                f"in a row; last error: {health['last_error']}[/]"
+            )
         sandbox_usage = getattr(proc, "stats", None) or {}
         events.info(
             "agent_stopped",
@@ -342,4 +367,5 @@ class AgentPhase:
         }
         if driver_usage is not None:
             info["driver_usage"] = driver_usage
+            info["driver_health"] = health
         return info

@@ -88,10 +88,13 @@ def test_call_log_records_success_errors_and_totals(tmp_path: Path) -> None:
     assert records[0]["usage"] == {"input_tokens": 10, "output_tokens": 3}
     assert records[0]["attempts"] == 2 and records[0]["scripted"] is False
     assert records[1]["error"]["type"] == "DriverUnavailableError"
+    assert records[1]["attempts"] == 2  # the failed call's retries are counted too
     totals = DriverCallLog.totals(log)
     assert totals == {
-        "calls": 2,
+        "calls": 1,  # answered calls, as the gateway's budget counts them
         "errors": 1,
+        "refused": 0,
+        "retries": 2,
         "input_tokens": 10,
         "output_tokens": 3,
         "cost_usd": 0.0,
@@ -150,3 +153,5 @@ def test_bad_driver_names(name: str) -> None:
 def test_unknown_driver_options_are_listed() -> None:
     with pytest.raises(DriverConfigError, match=r"echo/m: unknown option\(s\) colour"):
         EchoDriver("m", colour="red")
+    with pytest.raises(DriverConfigError, match=r"max_attempt \(did you mean 'max_attempts'\?\)"):
+        EchoDriver("m", max_attempt=2)

@@ -154,7 +154,8 @@ def test_cost_budget_counts_the_backends_prices_and_keeps_the_upstream_key(
     assert [r.headers.get("authorization") for r in fake.requests] == ["Bearer sk-upstream"] * 2
     assert all(TOKEN not in str(r.headers) for r in fake.requests)
     totals = DriverCallLog.totals(tmp_path / "calls.jsonl")
-    assert totals["cost_usd"] == pytest.approx(0.006) and totals["errors"] == 1
+    assert totals["cost_usd"] == pytest.approx(0.006) and totals["refused"] == 1
+    assert totals["calls"] == gw.budget.calls == 2 and totals["errors"] == 0
 
 
 def test_driver_failures_reach_the_agent_as_its_apis_errors(tmp_path: Path) -> None:

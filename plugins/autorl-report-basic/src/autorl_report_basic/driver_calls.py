@@ -29,6 +29,9 @@ def _row(n: int, r: dict[str, Any]) -> dict[str, Any]:
         "latency_s": r.get("latency_s"),
         "tool_calls": [c.get("name") for c in response.get("tool_calls") or []],
         "error": (r.get("error") or {}).get("type"),
+        "error_message": (r.get("error") or {}).get("message"),
+        "refused": bool(r.get("refused")),
+        "attempts": int(r.get("attempts") or (0 if r.get("refused") else 1)),
     }
 
 
@@ -48,18 +51,24 @@ def driver_call_summary(run_dir: Path) -> dict[str, Any] | None:
         except (json.JSONDecodeError, AttributeError, TypeError, ValueError) as exc:
             problems.append(f"{CALL_LOG}:{n}: unreadable ({exc})")
     ok = [r for r in rows if r["error"] is None]
+    refused = [r for r in rows if r["refused"] or r["error"] == "BudgetRefused"]
+    failed = [r for r in rows if r["error"] is not None and r not in refused]
     run_info = _run_json(Path(run_dir))
     return {
         "driver": next((r.get("driver") for r in records), None),
-        "calls": len(rows),
-        "errors": len(rows) - len(ok),
-        "refused": sum(1 for r in rows if r["error"] == "BudgetRefused"),
+        "calls": len(ok),
+        "errors": len(failed),
+        "refused": len(refused),
+        "retried_calls": sum(1 for r in rows if r["attempts"] > 1),
+        "retries": sum(max(0, r["attempts"] - 1) for r in rows),
+        "last_error": failed[-1]["error_message"] if failed else None,
         "input_tokens": sum(r["input_tokens"] for r in ok),
         "output_tokens": sum(r["output_tokens"] for r in ok),
         "total_tokens": sum(r["input_tokens"] + r["output_tokens"] for r in ok),
         "cost_usd": round(sum(r["cost_usd"] for r in ok), 6),
         "scripted": any(r.get("scripted") for r in records),
         "budget": run_info.get("driver_usage"),
+        "health": run_info.get("driver_health"),
         "rows": rows,
         "problems": problems,
     }
@@ -86,7 +95,8 @@ def render_driver_calls(d: dict[str, Any]) -> str:
     limit_text = " and ".join(x for x in limits if x) or "none"
     lines = [
         "## Driver calls\n",
-        f"{s['calls']} calls through the LLM gateway ({s['errors']} failed or refused), "
+        f"{s['calls']} answered calls through the LLM gateway "
+        f"({s['errors']} failed, {s.get('refused', 0)} refused), "
         f"{s['input_tokens']} input + {s['output_tokens']} output = "
         f"**{s['total_tokens']} tokens**, cost **${s['cost_usd']:.4f}**; "
         f"driver budget: {limit_text}.",
@@ -96,6 +106,8 @@ def render_driver_calls(d: dict[str, Any]) -> str:
             f"\nThe driver budget ran out ({budget['exhausted'].replace('_', ' ')}); "
             f"{s['refused']} later calls were refused."
         )
+    if s["errors"] or s.get("retries"):
+        lines.append(_health_text(s))
     if s.get("scripted"):
         lines.append("\nThe driver was scripted: token counts are estimates and no LLM answered.")
     lines += [
@@ -114,3 +126,27 @@ def render_driver_calls(d: dict[str, Any]) -> str:
         lines.append(f"\n{len(s['rows']) - MAX_ROWS} more calls in `{CALL_LOG}` (summary.json).")
     lines += [f"- {p}" for p in s.get("problems") or []]
     return "\n".join(lines) + "\n"
+
+
+def _health_text(s: dict[str, Any]) -> str:
+    """Upstream trouble in words: retries the driver absorbed, failed calls, a final outage."""
+    parts = []
+    if s.get("retries"):
+        parts.append(
+            f"the driver retried {s['retried_calls']} call(s) ({s['retries']} extra attempts)"
+        )
+    if s["errors"]:
+        parts.append(f"{s['errors']} call(s) failed; last error: `{_one_line(s['last_error'])}`")
+    text = "\n**Upstream health**: " + "; ".join(parts) + "."
+    health = s.get("health") or {}
+    if health.get("down"):
+        text += (
+            f" The upstream was **down when the agent stopped** "
+            f"({health.get('consecutive_failures')} failed call(s) in a row)."
+        )
+    return text
+
+
+def _one_line(text: str | None, limit: int = 300) -> str:
+    flat = " ".join(str(text or "").split()).replace("`", "'")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -204,6 +204,7 @@ def _end(d: dict[str, Any]) -> str:
         "token_budget": "the agent stopped after its driver token budget was spent",
         "cost_budget": "the agent stopped after its driver cost budget was spent",
         "disk_limit": "the agent filled more disk than the run's limit allows",
+        "driver_unavailable": "the driver's model provider was down when the agent stopped",
         "harness_stopped": "the harness stopped mid-run (killed); the agent died with it",
     }
     reason = d.get("end_reason")

@@ -6,6 +6,7 @@ returning a response without latency or cost) and, when it can stream, :meth:`_s
 
 from __future__ import annotations
 
+import difflib
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -60,8 +61,15 @@ class BaseDriver(ChatMixin):
         unknown = sorted(set(options) - self.known_options - RETRY_OPTIONS - {"prices"})
         if unknown:
             allowed = sorted(self.known_options | RETRY_OPTIONS | {"prices"})
+            close = [difflib.get_close_matches(u, allowed, n=1) for u in unknown]
+            guesses = [
+                repr(c[0]) if len(unknown) == 1 else f"{c[0]!r} for {u!r}"
+                for u, c in zip(unknown, close, strict=True)
+                if c
+            ]
             raise DriverConfigError(
-                f"{where}: unknown option(s) {', '.join(unknown)}",
+                f"{where}: unknown option(s) {', '.join(unknown)}"
+                + (f" (did you mean {', '.join(guesses)}?)" if guesses else ""),
                 hint=f"options of {self.name!r}: {', '.join(allowed)}",
             )
         self.model = model

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from autorl_llm.drivers.base import ChatMixin
-from autorl_llm.drivers.errors import DriverConfigError
+from autorl_llm.drivers.errors import DriverConfigError, attempts_of
 from autorl_llm.drivers.types import ChatChunk, ChatRequest, ChatResponse, request_key
 
 
@@ -46,7 +46,9 @@ class DriverCallLog:
         error: BaseException | None = None,
         streamed: bool = False,
         elapsed_s: float | None = None,
+        refused: bool = False,
     ) -> dict[str, Any]:
+        """One record; ``refused`` marks a call the gateway never sent (the budget was spent)."""
         record: dict[str, Any] = {
             "ts": _now(),
             "driver": f"{backend}/{model}",
@@ -67,11 +69,14 @@ class DriverCallLog:
         if error is not None:
             record.update(
                 error={"type": type(error).__name__, "message": str(error)},
+                attempts=0 if refused else attempts_of(error),
                 latency_s=round(elapsed_s or 0.0, 4),
                 usage={"input_tokens": 0, "output_tokens": 0},
                 cost_usd=0.0,
                 scripted=backend == "scripted",
             )
+            if refused:
+                record["refused"] = True
         self.write(record)
         return record
 
@@ -90,12 +95,19 @@ class DriverCallLog:
 
     @staticmethod
     def totals(path: str | Path) -> dict[str, Any]:
-        """Calls, errors, tokens and cost summed over a log (what reports show)."""
+        """Calls, errors, tokens and cost summed over a log (what reports show).
+
+        ``calls`` counts answered calls, as the gateway's budget does; calls that failed and
+        calls refused for a spent budget are counted apart.
+        """
         records = DriverCallLog.read(path)
         ok = [r for r in records if "error" not in r]
+        refused = sum(1 for r in records if r.get("refused"))
         return {
-            "calls": len(records),
-            "errors": len(records) - len(ok),
+            "calls": len(ok),
+            "errors": len(records) - len(ok) - refused,
+            "refused": refused,
+            "retries": sum(max(0, int(r.get("attempts") or 1) - 1) for r in records),
             "input_tokens": sum(r["usage"]["input_tokens"] for r in ok),
             "output_tokens": sum(r["usage"]["output_tokens"] for r in ok),
             "cost_usd": round(sum(r.get("cost_usd", 0.0) for r in ok), 6),

@@ -28,6 +28,9 @@ class DriverAPIError(DriverError):
 class DriverUnavailableError(DriverError):
     """Retries are exhausted: the provider kept rate-limiting, failing or refusing connections."""
 
+    attempts: int = 1
+    """Attempts made before giving up (set by the retry policy)."""
+
 
 class DriverTimeoutError(DriverUnavailableError):
     """No answer within the per-request timeout, on every attempt."""
@@ -35,3 +38,9 @@ class DriverTimeoutError(DriverUnavailableError):
 
 class CassetteMissError(DriverError):
     """Replay asked for a request that the cassette never recorded."""
+
+
+def attempts_of(error: BaseException) -> int:
+    """How many attempts a driver made before this error (1 when it does not say)."""
+    attempts = getattr(error, "attempts", None)
+    return attempts if isinstance(attempts, int) and attempts >= 1 else 1

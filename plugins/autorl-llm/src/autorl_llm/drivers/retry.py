@@ -218,12 +218,16 @@ class RetryPolicy:
 
     def _give_up(self, last: TransientError, attempt: int, what: str) -> NoReturn:
         attempts = f"{attempt} attempt{'s' if attempt > 1 else ''}"
+        error: DriverUnavailableError
         if last.kind == "timeout":
-            raise DriverTimeoutError(
+            error = DriverTimeoutError(
                 f"{what}: no answer within {self.timeout_s:g} s ({attempts})",
                 hint="raise the driver option timeout_s, or check that the provider is reachable",
-            ) from last
-        raise DriverUnavailableError(
-            f"{what}: gave up after {attempts}; last error: {last.detail}",
-            hint="the provider kept failing: retry later, or raise max_attempts",
-        ) from last
+            )
+        else:
+            error = DriverUnavailableError(
+                f"{what}: gave up after {attempts}; last error: {last.detail}",
+                hint="the provider kept failing: retry later, or raise max_attempts",
+            )
+        error.attempts = attempt  # the call log and the gateway's health count retries
+        raise error from last

@@ -17,6 +17,7 @@ from autorl.errors import AutorlError
 from autorl.serving import HOST, ThreadedServer
 from autorl_llm.drivers.calllog import DriverCallLog
 from autorl_llm.gateway.budget import DriverBudget
+from autorl_llm.gateway.health import Notify, UpstreamHealth
 
 
 class Gateway:
@@ -31,6 +32,7 @@ class Gateway:
         max_tokens: int | None = None,
         max_cost_usd: float | None = None,
         on_exhausted: Callable[[str, dict[str, Any]], None] | None = None,
+        on_upstream: Notify | None = None,
         unix_socket: Path | None = None,
     ) -> None:
         if not token:
@@ -39,6 +41,8 @@ class Gateway:
         self.token = token
         self.log = DriverCallLog(log_path)
         self.budget = DriverBudget(max_tokens, max_cost_usd, on_exhausted)
+        self.health = UpstreamHealth(on_upstream)
+        """Failed and retried calls; ``on_upstream(event, fields)`` hears each (see health)."""
         self.port = 0
         self.unix_socket = unix_socket
         self._server: ThreadedServer | None = None
@@ -51,7 +55,9 @@ class Gateway:
         from autorl_llm.gateway.app import create_gateway_app
         from autorl_llm.gateway.service import GatewayService
 
-        app = create_gateway_app(GatewayService(self.driver, self.budget, self.log), self.token)
+        app = create_gateway_app(
+            GatewayService(self.driver, self.budget, self.log, self.health), self.token
+        )
         self._server = ThreadedServer(app, what="LLM gateway", unix_socket=self.unix_socket)
         self.port = self._server.port
         self._server.start(timeout)

@@ -18,6 +18,7 @@ from autorl_llm.drivers.usage import estimate_tokens
 from autorl_llm.drivers.wire.parse import ParsedRequest
 from autorl_llm.drivers.wire.render import Piece, WireCall, WireReply
 from autorl_llm.gateway.budget import DriverBudget
+from autorl_llm.gateway.health import UpstreamHealth
 
 
 class BudgetRefused(DriverError):
@@ -38,20 +39,27 @@ def to_wire(response: ChatResponse, client_model: str) -> WireReply:
 
 
 class GatewayService:
-    """One driver, one budget, one call log: shared by every request of a run."""
+    """One driver, one budget, one call log, one health record: shared by a run's requests."""
 
-    def __init__(self, driver: Any, budget: DriverBudget, log: DriverCallLog) -> None:
+    def __init__(
+        self,
+        driver: Any,
+        budget: DriverBudget,
+        log: DriverCallLog,
+        health: UpstreamHealth | None = None,
+    ) -> None:
         self.driver = driver
         self.backend = driver.name
         self.model = driver.model
         self.budget = budget
         self.log = log
+        self.health = health or UpstreamHealth()
 
     def _admit(self, parsed: ParsedRequest) -> None:
         message = self.budget.refusal()
         if message is not None:
             error = BudgetRefused(message)
-            self._log(parsed, error=error, elapsed=0.0)
+            self._log(parsed, error=error, elapsed=0.0, refused=True)
             raise error
 
     def _log(
@@ -61,6 +69,7 @@ class GatewayService:
         response: ChatResponse | None = None,
         error: BaseException | None = None,
         elapsed: float | None = None,
+        refused: bool = False,
     ) -> None:
         request = parsed.request
         if parsed.dropped:
@@ -73,7 +82,12 @@ class GatewayService:
             error=error,
             streamed=parsed.stream,
             elapsed_s=elapsed,
+            refused=refused,
         )
+        if response is not None:
+            self.health.succeeded(response.attempts, response.latency_s)
+        elif error is not None and not refused:
+            self.health.failed_call(error, elapsed or 0.0)
 
     def chat(self, parsed: ParsedRequest) -> WireReply:
         self._admit(parsed)

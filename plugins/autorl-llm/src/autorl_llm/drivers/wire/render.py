@@ -109,7 +109,26 @@ def error_body(api: str, status: int, message: str, kind: str | None = None) -> 
                 "status": kind or states.get(status, "UNAVAILABLE"),
             }
         }
-    return {"error": {"message": message, "type": kind or "fake_error", "code": str(status)}}
+    return {
+        "error": {
+            "message": message,
+            "type": kind or OPENAI_ERROR_TYPES.get(status, "server_error"),
+            "code": str(status),
+        }
+    }
+
+
+OPENAI_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    409: "conflict_error",
+    413: "invalid_request_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+}
+"""The ``error.type`` OpenAI's API and SDKs use per status; anything else is ``server_error``."""
 
 
 # OpenAI Chat Completions --------------------------------------------------------------------------
