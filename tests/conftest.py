@@ -10,9 +10,12 @@ for everyone else's tests.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -101,3 +104,25 @@ def pip_install() -> Callable[[Path, Path], None]:
 def autorl_env() -> Callable[..., dict[str, str]]:
     """``autorl_env(**extra)``: see :func:`clean_env`."""
     return clean_env
+
+
+CLI_AGENTS = ("codex", "claude-code", "gemini-cli", "opencode", "openhands")
+
+
+def _install_all() -> dict[str, float]:
+    from autorl_agent_cli_common.command import cli_agents, install_all
+
+    started = time.monotonic()
+    seconds = install_all(cli_agents(list(CLI_AGENTS)), log=lambda m: print(m, file=sys.stderr))
+    seconds["all"] = time.monotonic() - started
+    return seconds
+
+
+@pytest.fixture(scope="session")
+def installed_clis() -> dict[str, float]:
+    """Every pinned CLI in the user cache: concurrent installs, skipped when already there."""
+    if shutil.which("npm") is None:
+        pytest.fail("the agent-CLI integration tests need Node.js and npm")
+    seconds = _install_all()
+    print(f"agent CLI installs (s): {json.dumps({k: round(v) for k, v in seconds.items()})}")
+    return seconds

@@ -57,25 +57,6 @@ LOOPBACK = re.compile(r"^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$")
 ADDRESS = re.compile(r'(?:inet_addr|inet_pton\(AF_INET6?,)\s*\(?"([^"]+)"')
 
 
-def _install_all() -> dict[str, float]:
-    from autorl_agent_cli_common.command import cli_agents, install_all
-
-    started = time.monotonic()
-    seconds = install_all(cli_agents(list(AGENTS)), log=lambda m: print(m, file=sys.stderr))
-    seconds["all"] = time.monotonic() - started
-    return seconds
-
-
-@pytest.fixture(scope="session")
-def installed_clis() -> dict[str, float]:
-    """Every pinned CLI in the user cache: concurrent installs, skipped when already there."""
-    if shutil.which("npm") is None:
-        pytest.fail("the agent-CLI integration tests need Node.js and npm")
-    seconds = _install_all()
-    print(f"agent CLI installs (s): {json.dumps({k: round(v) for k, v in seconds.items()})}")
-    return seconds
-
-
 @pytest.fixture(scope="session")
 def strace_ok() -> bool:
     """Whether strace can trace here (it needs ptrace, which some containers forbid)."""

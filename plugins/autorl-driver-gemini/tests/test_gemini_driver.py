@@ -120,3 +120,26 @@ def test_tool_call_ids_are_unique_per_conversation(fake: FakeProvider, env: dict
     second = driver.chat(ChatRequest.from_messages(history, tools=TOOLS)).tool_calls[0]
     assert "functionCall" in str(fake.requests[-1].body) or fake.requests
     assert first.id and second.id and first.id != second.id
+
+
+def test_parallel_tool_results_go_upstream_in_call_order() -> None:
+    """Claude Code returns parallel results as they finish; Gemini pairs them by position."""
+    from autorl_driver_gemini.driver import gemini_contents
+    from autorl_llm.drivers import ChatRequest
+
+    calls = [
+        {"id": "a", "name": "Bash", "arguments": {"command": "echo one"}},
+        {"id": "b", "name": "Bash", "arguments": {"command": "echo two"}},
+    ]
+    request = ChatRequest(
+        messages=[
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "", "tool_calls": calls},
+            {"role": "tool", "tool_call_id": "b", "content": "two"},
+            {"role": "tool", "tool_call_id": "a", "content": "one"},
+            {"role": "user", "content": "next"},
+        ]
+    )
+    contents = gemini_contents(request)
+    answers = [p["functionResponse"]["response"]["content"] for p in contents[2]["parts"][:2]]
+    assert answers == ["one", "two"] and contents[2]["parts"][2] == {"text": "next"}

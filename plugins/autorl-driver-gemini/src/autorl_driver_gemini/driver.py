@@ -28,11 +28,34 @@ FINISH = {
 }
 
 
+def in_call_order(messages: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+    """The messages with each run of tool results in the order of the calls they answer.
+
+    Gemini pairs a ``functionResponse`` with its ``functionCall`` by position and name, not by
+    id; a CLI returns parallel results as they finish (Claude Code does), so two calls of one
+    tool would get each other's results unless they are put back in call order.
+    """
+    out: list[dict[str, Any]] = []
+    order: dict[str, int] = {}
+    run: list[dict[str, Any]] = []
+    for m in [*messages, {"role": "end"}]:
+        if m["role"] == "tool":
+            run.append(m)
+            continue
+        out += sorted(run, key=lambda r: order.get(r["tool_call_id"], len(order)))
+        run = []
+        if m["role"] == "assistant":
+            order = {c["id"]: i for i, c in enumerate(m.get("tool_calls", []))}
+        if m["role"] != "end":
+            out.append(m)
+    return out
+
+
 def gemini_contents(request: ChatRequest) -> list[dict[str, Any]]:
     """Canonical messages to Gemini contents (roles user/model; tool results by function name)."""
     names = {c["id"]: c["name"] for m in request.messages for c in m.get("tool_calls", [])}
     contents: list[dict[str, Any]] = []
-    for m in request.messages:
+    for m in in_call_order(request.messages):
         if m["role"] == "tool":
             name = m.get("name") or names.get(m["tool_call_id"], m["tool_call_id"])
             role = "user"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import threading
 import time
 from collections import deque
@@ -118,14 +119,28 @@ def _error_body(api: str, fail: Fail) -> dict[str, Any]:
     return render.error_body(api, fail.status, fail.message)
 
 
-def _reply(api: str, model: str, body: dict[str, Any], a: Answer) -> render.WireReply:
+ID_MODES = ("numbered", "unique", "none")
+
+
+def _call_id(api: str, mode: str, i: int) -> str:
+    """A tool-call id as a provider spells it: ``numbered`` per answer (``call_0``, as some
+    OpenAI-compatible servers do: repeated across turns), ``unique`` (OpenAI, Anthropic) or
+    ``none`` (empty; Gemini never sends one)."""
+    prefix = "toolu" if api == "anthropic" else "call"
+    if mode == "none":
+        return ""
+    return f"{prefix}_{secrets.token_hex(8)}" if mode == "unique" else f"{prefix}_{i}"
+
+
+def _reply(
+    api: str, model: str, body: dict[str, Any], a: Answer, ids: str = "numbered"
+) -> render.WireReply:
     """A scripted answer as the shared renderers' reply (call ids as each provider spells them)."""
     n_in, n_out = _usage(api, body, a)
-    prefix = "toolu" if api == "anthropic" else "call"
     return render.WireReply(
         text=a.text,
         tool_calls=tuple(
-            render.WireCall(f"{prefix}_{i}", name, args)
+            render.WireCall(_call_id(api, ids, i), name, args)
             for i, (name, args) in enumerate(a.tool_calls)
         ),
         finish_reason=_finish(a),
@@ -166,7 +181,14 @@ class FakeProvider:
         default: Behaviour | None = None,
         responder: Callable[[ReceivedRequest], Behaviour | None] | None = None,
         host: str = "127.0.0.1",
+        ids: str = "numbered",
     ) -> None:
+        if ids not in ID_MODES:
+            raise ValueError(f"ids={ids!r}: expected one of {', '.join(ID_MODES)}")
+        self.ids = ids
+        """How tool-call ids are spelt (see ``_call_id``); Gemini's format never carries one."""
+        self.issued_ids: list[str] = []
+        """Every tool-call id sent, in order (what a client must send back)."""
         self.api_key = api_key
         """When set, requests must carry it (Bearer, x-api-key or x-goog-api-key), else 401."""
         self.default = default or Answer()
@@ -260,7 +282,9 @@ class FakeProvider:
             if behaviour.retry_after is not None:
                 headers["retry-after"] = f"{behaviour.retry_after:g}"
             return JSONResponse(_error_body(api, behaviour), behaviour.status, headers=headers)
-        reply = _reply(api, model_name, body, behaviour)
+        reply = _reply(api, model_name, body, behaviour, self.ids)
+        if api != "gemini":
+            self.issued_ids.extend(c.id for c in reply.tool_calls)
         if stream:
             return StreamingResponse(
                 _render_stream(api, body, reply), media_type="text/event-stream"

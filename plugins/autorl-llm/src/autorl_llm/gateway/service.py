@@ -7,6 +7,7 @@ the budget see exactly one record per call whether the client streamed or not.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +19,7 @@ from autorl_llm.drivers.usage import estimate_tokens
 from autorl_llm.drivers.wire.parse import ParsedRequest
 from autorl_llm.drivers.wire.render import Piece, WireCall, WireReply
 from autorl_llm.gateway.budget import DriverBudget
+from autorl_llm.gateway.callids import CallIds
 from autorl_llm.gateway.health import UpstreamHealth
 
 
@@ -54,6 +56,7 @@ class GatewayService:
         self.budget = budget
         self.log = log
         self.health = health or UpstreamHealth()
+        self.ids = CallIds()
 
     def _admit(self, parsed: ParsedRequest) -> None:
         message = self.budget.refusal()
@@ -89,8 +92,14 @@ class GatewayService:
         elif error is not None and not refused:
             self.health.failed_call(error, elapsed or 0.0)
 
+    def _upstream_view(self, parsed: ParsedRequest) -> ParsedRequest:
+        """The request as the upstream should see it: its own tool-call ids (see callids)."""
+        request = self.ids.to_upstream(parsed.request)
+        return parsed if request is parsed.request else replace(parsed, request=request)
+
     def chat(self, parsed: ParsedRequest) -> WireReply:
         self._admit(parsed)
+        parsed = self._upstream_view(parsed)
         started = time.monotonic()
         try:
             response = self.driver.chat(parsed.request)
@@ -99,11 +108,12 @@ class GatewayService:
             raise
         self._log(parsed, response=response)
         self.budget.charge(response)
-        return to_wire(response, parsed.model)
+        return to_wire(self.ids.to_client(response), parsed.model)
 
     def stream(self, parsed: ParsedRequest) -> Iterator[Piece]:
         """Text pieces as the driver sends them, then the final reply (charged and logged)."""
         self._admit(parsed)
+        parsed = self._upstream_view(parsed)
         started = time.monotonic()
         sent: list[str] = []
         final: ChatResponse | None = None
@@ -127,7 +137,7 @@ class GatewayService:
             raise error
         self._log(parsed, response=final)
         self.budget.charge(final)
-        yield to_wire(final, parsed.model)
+        yield to_wire(self.ids.to_client(final), parsed.model)
 
     def _charge_abandoned(self, parsed: ParsedRequest, text: str, elapsed: float) -> None:
         """The client hung up mid-stream: the upstream tokens are spent all the same, so charge
