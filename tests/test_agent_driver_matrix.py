@@ -256,7 +256,7 @@ def run_cell(agent: str, backend: str, root: Path) -> Cell:
 def matrix(
     installed_clis: dict[str, float], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[tuple[str, str], Cell]:
-    """Every cell, two at a time (the whole matrix: about N minutes on 2 cores)."""
+    """Every cell, two at a time (the whole matrix: about 1.5 minutes on 2 busy cores)."""
     root = tmp_path_factory.mktemp("matrix")
     cells = [(a, b) for a in AGENTS for b in BACKENDS]
     workers = int(os.environ.get("AUTORL_MATRIX_WORKERS", "2"))

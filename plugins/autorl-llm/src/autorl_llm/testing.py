@@ -125,9 +125,9 @@ ID_MODES = ("numbered", "unique", "none")
 def _call_id(api: str, mode: str, i: int) -> str:
     """A tool-call id as a provider spells it: ``numbered`` per answer (``call_0``, as some
     OpenAI-compatible servers do: repeated across turns), ``unique`` (OpenAI, Anthropic) or
-    ``none`` (empty; Gemini never sends one)."""
+    ``none`` (empty). Gemini sends none unless ``unique`` (its newer models' optional id)."""
     prefix = "toolu" if api == "anthropic" else "call"
-    if mode == "none":
+    if mode == "none" or (api == "gemini" and mode == "numbered"):
         return ""
     return f"{prefix}_{secrets.token_hex(8)}" if mode == "unique" else f"{prefix}_{i}"
 
@@ -283,8 +283,7 @@ class FakeProvider:
                 headers["retry-after"] = f"{behaviour.retry_after:g}"
             return JSONResponse(_error_body(api, behaviour), behaviour.status, headers=headers)
         reply = _reply(api, model_name, body, behaviour, self.ids)
-        if api != "gemini":
-            self.issued_ids.extend(c.id for c in reply.tool_calls)
+        self.issued_ids.extend(c.id for c in reply.tool_calls if c.id)
         if stream:
             return StreamingResponse(
                 _render_stream(api, body, reply), media_type="text/event-stream"

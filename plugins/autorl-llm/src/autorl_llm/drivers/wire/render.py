@@ -411,8 +411,17 @@ GEMINI_STOP = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"}
 
 def _gemini_parts(text: str, calls: Iterable[WireCall]) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = [{"text": text}] if text else []
-    parts += [{"functionCall": {"name": c.name, "args": c.arguments}} for c in calls]
+    parts += [{"functionCall": _gemini_call(c)} for c in calls]
     return parts
+
+
+def _gemini_call(c: WireCall) -> dict[str, Any]:
+    """Gemini's ``functionCall``; its optional ``id`` when there is one, so a client (Gemini
+    CLI) answers under the gateway's id instead of inventing its own."""
+    call: dict[str, Any] = {"name": c.name, "args": c.arguments}
+    if c.id:
+        call["id"] = c.id
+    return call
 
 
 def _gemini_final(r: WireReply, parts: list[dict[str, Any]]) -> dict[str, Any]:
