@@ -7,8 +7,8 @@ the budget see exactly one record per call whether the client streamed or not.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from autorl_llm.drivers.calllog import DriverCallLog
