@@ -70,24 +70,14 @@ def test_durations_and_options() -> None:
         parse_options(("novalue",), "--task-option")
 
 
-def test_matrix_expands_to_the_cartesian_product(tmp_path: Path) -> None:
-    from autorl.config import load_configs
-
+def test_a_run_config_with_axes_is_sent_to_campaigns(tmp_path: Path) -> None:
+    """One command per job: `autorl run` runs one run; a file of axes is a campaign."""
     path = tmp_path / "matrix.toml"
-    path.write_text(
-        'task = "gsm8k"\n[matrix]\nmodel = ["tiny", "smollm2-135m"]\nseed = [0, 1, 2]\n'
-    )
-    configs = load_configs(path, {"agent": "scripted"})
-    assert len(configs) == 6
-    assert {(c.model, c.seed) for c in configs} == {
-        (m, s) for m in ("tiny", "smollm2-135m") for s in (0, 1, 2)
-    }
-    assert all(c.agent == "scripted" for c in configs)
-    with pytest.raises(ConfigError, match="describes 6 runs"):
-        load_config(path)
-    path.write_text("[matrix]\nmodel = []\n")
-    with pytest.raises(ConfigError, match="non-empty lists"):
-        load_configs(path)
+    for table in ("matrix", "axes"):
+        path.write_text(f'task = "gsm8k"\n[{table}]\nmodel = ["tiny", "smollm2-135m"]\n')
+        with pytest.raises(ConfigError, match=f"has a \\[{table}\\] table") as err:
+            load_config(path)
+        assert "autorl campaign run" in (err.value.hint or "")
 
 
 def test_a_budget_duration_reads_the_same_in_a_file_as_on_the_command_line(tmp_path: Path) -> None:

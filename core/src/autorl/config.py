@@ -6,7 +6,6 @@ into one readable :class:`~autorl.errors.ConfigError` that names the file and th
 
 from __future__ import annotations
 
-import itertools
 import re
 import tomllib
 from pathlib import Path
@@ -151,7 +150,6 @@ class RunConfig(BaseModel):
         default_factory=dict, description="Passed to the driver backend (prices, timeout_s...)."
     )
     evaluator_options: dict[str, Any] = Field(default_factory=dict)
-    executor: str = Field("local", description="Runs a matrix: see load_configs.")
 
     @field_validator("task", "agent", "model", "sandbox")
     @classmethod
@@ -208,36 +206,26 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def load_configs(
-    path: Path | None = None, overrides: dict[str, Any] | None = None
-) -> list[RunConfig]:
-    """One config per cell of the file's ``[matrix]`` table (a cartesian product), else one.
-
-    ``[matrix]`` maps a field to a list of values, e.g. ``model = ["tiny", "smollm2-135m"]`` and
-    ``seed = [0, 1, 2]`` give six runs. Flags override every cell.
-    """
-    data = read_config_file(path) if path else {}
-    matrix = data.pop("matrix", None) or {}
-    if not isinstance(matrix, dict) or not all(isinstance(v, list) and v for v in matrix.values()):
-        raise ConfigError(
-            f"config file {path}: [matrix] must map field names to non-empty lists",
-            hint='e.g. [matrix] with model = ["tiny", "smollm2-135m"] and seed = [0, 1]',
-        )
-    cells = [
-        dict(zip(matrix, values, strict=True)) for values in itertools.product(*matrix.values())
-    ]
-    return [_validate(_merge(_merge(data, cell), overrides or {}), path) for cell in cells or [{}]]
-
-
 def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
     """File values first, then flag overrides (only the flags the user gave)."""
-    configs = load_configs(path, overrides)
-    if len(configs) != 1:
-        raise ConfigError(f"config file {path} describes {len(configs)} runs (a [matrix])")
-    return configs[0]
+    data = read_config_file(path) if path else {}
+    for table in ("matrix", "axes"):
+        if table in data:
+            raise ConfigError(
+                f"config file {path} has a [{table}] table: it describes a campaign of runs, "
+                "not one run",
+                hint=f"run it with `autorl campaign run {path}` (validated before anything "
+                "runs, parallel, resumable, compared with statistics; docs/campaigns.md)",
+            )
+    return validate_config(_merge(data, overrides or {}), path)
 
 
-def _validate(data: dict[str, Any], path: Path | None) -> RunConfig:
+def merge_config(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """``override`` laid over ``base``, tables merged key by key (what flags do to a file)."""
+    return _merge(base, override)
+
+
+def validate_config(data: dict[str, Any], path: Path | None) -> RunConfig:
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:

@@ -159,10 +159,26 @@ class Gateway(Protocol):
 
 @runtime_checkable
 class Executor(Protocol):
+    """Runs jobs (a campaign's cells): see :mod:`autorl.executors`."""
+
     name: str
 
     def map(self, fn: Any, items: Sequence[Any]) -> list[Any]:
-        """Run ``fn`` over run configs (a matrix), in order of ``items``."""
+        """``fn(item)`` for each item; results in the order of ``items``."""
+        ...
+
+    def as_completed(
+        self,
+        fn: Any,
+        items: Sequence[Any],
+        slots: Sequence[Any] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> Iterator[Any]:
+        """``fn(item, placement)`` for each item, each holding ``slots[i]`` (an
+        :class:`autorl.executors.Slot`); yields an :class:`autorl.executors.Done` per job as
+        it finishes, whatever the order; a failed job is a ``Done`` with ``error``.
+        ``options`` are the executor's own (``workers``, ``address``...); an unknown one is a
+        ConfigError."""
         ...
 
 

@@ -107,7 +107,7 @@ def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags:
     With no options: the embedded default (task webshop on its offline catalogue, agent
     scripted: SFT on demonstrations then online GRPO, model smollm2-135m), offline on CPU.
     """
-    from autorl.config import load_configs
+    from autorl.config import load_config
 
     if resume_dir is not None:
         given = sorted(k for k, v in flags.items() if v not in (None, (), False))
@@ -156,11 +156,7 @@ def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags:
         budget["wall_seconds"] = parse_duration(raw_budget)
     if budget:
         overrides["budget"] = budget
-    configs = load_configs(config_path, overrides)
-    if len(configs) == 1:
-        _report(_execute(configs[0], quiet))
-        return
-    _run_matrix(configs, quiet)
+    _report(_execute(load_config(config_path, overrides), quiet))
 
 
 def _execute(config: Any, quiet: bool) -> Any:
@@ -178,35 +174,6 @@ def _report(outcome: Any) -> None:
         f"improvement {delta} (ended by {outcome.end_reason})\n"
         f"report: {outcome.run_dir / 'report' / 'report.md'}"
     )
-
-
-def _run_matrix(configs: list[Any], quiet: bool) -> None:
-    """Run every cell through the configured executor; one failed cell does not stop the rest."""
-    from autorl.errors import AutorlError
-    from autorl.registry import get_registry
-
-    executor = get_registry().create("executor", configs[0].executor)
-    click.echo(f"matrix of {len(configs)} runs (executor {configs[0].executor})")
-
-    def one(config: Any) -> tuple[Any, str | None]:
-        if config.run_id is not None:
-            config = config.model_copy(
-                update={"run_id": f"{config.run_id}-{configs.index(config)}"}
-            )
-        try:
-            return _execute(config, quiet), None
-        except AutorlError as exc:
-            return None, str(exc)
-
-    failed = 0
-    for config, (outcome, error) in zip(configs, executor.map(one, configs), strict=True):
-        if outcome is not None:
-            _report(outcome)
-        else:
-            failed += 1
-            click.echo(f"run {config.task}/{config.agent}/{config.model} failed: {error}", err=True)
-    if failed:
-        raise SystemExit(1)
 
 
 @click.command()

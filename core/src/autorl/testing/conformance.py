@@ -505,6 +505,12 @@ def _square(x: int) -> int:
     return x * x
 
 
+def _square_placed(x: int, placement: Any) -> int:
+    if x < 0:
+        raise ValueError(f"negative item {x}")
+    return x * x
+
+
 class ExecutorConformance(PluginConformance):
     """An executor maps a picklable function over items and keeps their order."""
 
@@ -516,6 +522,16 @@ class ExecutorConformance(PluginConformance):
 
     def test_map_of_nothing_is_empty(self) -> None:
         assert list(self.create().map(_square, [])) == []
+
+    def test_as_completed_yields_every_job_once_with_its_error(self) -> None:
+        from autorl.executors import Slot
+
+        items = [3, -1, 2]
+        done = list(self.create().as_completed(_square_placed, items, [Slot()] * len(items)))
+        assert sorted(d.index for d in done) == [0, 1, 2], done
+        by_index = {d.index: d for d in done}
+        assert (by_index[0].result, by_index[2].result) == (9, 4)
+        assert by_index[1].error is not None and "negative" in by_index[1].error
 
 
 class SearchBackendConformance(PluginConformance):

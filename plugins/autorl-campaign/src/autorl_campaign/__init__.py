@@ -1,0 +1,1 @@
+"""autorl campaigns: run matrices of runs, store their results, compare them with statistics."""
