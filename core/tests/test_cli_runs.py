@@ -29,6 +29,8 @@ def write_run(
     scores: tuple[float, ...] = (),
     reports: list[str] | None = None,
     finished: bool = True,
+    seed: int = 0,
+    campaign: str | None = None,
 ) -> Path:
     run_dir = root / run_id
     run_dir.mkdir(parents=True)
@@ -37,10 +39,12 @@ def write_run(
         "agent": agent,
         "driver": None,
         "model": "tiny",
-        "seed": 0,
+        "seed": seed,
         "budget": {"wall_seconds": 600, "max_submissions": 8},
         "sandbox": "local",
     }
+    if campaign is not None:
+        config["labels"] = {"campaign": campaign, "cell": f"cell-{seed}"}
     if reports is not None:
         config["reports"] = reports
     manifest = {
@@ -183,8 +187,15 @@ def test_a_broken_report_does_not_stop_the_others(tmp_path: Path, reports_plugin
 @pytest.fixture
 def runs_root(tmp_path: Path) -> Path:
     root = tmp_path / "runs"
-    write_run(root, "old", created="2026-01-01T00:00:00.000Z", scores=(9.0,))
-    write_run(root, "new", created="2026-03-01T00:00:00.000Z", task="humaneval", scores=(14.0,))
+    write_run(root, "old", created="2026-01-01T00:00:00.000Z", scores=(9.0,), seed=3)
+    write_run(
+        root,
+        "new",
+        created="2026-03-01T00:00:00.000Z",
+        task="humaneval",
+        scores=(14.0,),
+        campaign="demo",
+    )
     write_run(root, "mid", created="2026-02-01T00:00:00.000Z", agent="react", finished=False)
     early = root / "early"
     early.mkdir()
@@ -211,7 +222,8 @@ def test_runs_list_json_newest_first(runs_root: Path) -> None:
         14.0,
         4.0,
     )
-    assert (old["best"], old["improvement"]) == (9.0, -1.0)
+    assert (old["best"], old["improvement"], old["seed"], old["campaign"]) == (9.0, -1.0, 3, None)
+    assert (new["seed"], new["campaign"], new["driver"]) == (0, "demo", None)
     assert (mid["status"], mid["agent"], mid["best"]) == ("incomplete", "react", None)
     assert (early["status"], early["error"]) == ("failed", "task not found")
 
@@ -222,6 +234,8 @@ def test_runs_list_filters(runs_root: Path) -> None:
     assert [r["run_id"] for r in by_task] == ["mid", "old"]
     by_agent = json.loads(CliRunner().invoke(runs, [*args, "--agent", "react"]).output)
     assert [r["run_id"] for r in by_agent] == ["mid"]
+    by_campaign = json.loads(CliRunner().invoke(runs, [*args, "--campaign", "demo"]).output)
+    assert [r["run_id"] for r in by_campaign] == ["new"]
     newest = json.loads(CliRunner().invoke(runs, [*args, "-n", "1"]).output)
     assert [r["run_id"] for r in newest] == ["new"]
 
@@ -229,9 +243,11 @@ def test_runs_list_filters(runs_root: Path) -> None:
 def test_runs_list_table(runs_root: Path) -> None:
     result = CliRunner().invoke(runs, ["list", "--runs-dir", str(runs_root)])
     assert result.exit_code == 0, result.output
-    for text in ("new", "humaneval", "+4.00", "-1.00", "incomplete", "2026-03-01 00:00"):
+    for text in ("new", "humaneval", "+4.00", "-1.00", "incomplete", "2026-03-01 00:00", "demo"):
         assert text in result.output, result.output
     assert result.output.index("new") < result.output.index("old")
+    header = next(line for line in result.output.splitlines() if "run id" in line)
+    assert all(column in header for column in ("driver", "seed", "campaign"))
 
 
 def test_runs_list_uses_the_config_runs_dir(runs_root: Path, tmp_path: Path) -> None:

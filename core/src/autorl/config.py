@@ -150,6 +150,10 @@ class RunConfig(BaseModel):
         default_factory=dict, description="Passed to the driver backend (prices, timeout_s...)."
     )
     evaluator_options: dict[str, Any] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Free labels kept in the manifest (a campaign sets campaign and cell).",
+    )
 
     @field_validator("task", "agent", "model", "sandbox")
     @classmethod

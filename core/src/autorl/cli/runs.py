@@ -109,6 +109,7 @@ def runs() -> None:
 )
 @click.option("--task", default=None, help="Only runs of this task.")
 @click.option("--agent", default=None, help="Only runs of this agent.")
+@click.option("--campaign", default=None, help="Only runs of this campaign.")
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=None, help="Newest N only.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (a JSON array).")
 def runs_list(
@@ -116,6 +117,7 @@ def runs_list(
     config_path: Path | None,
     task: str | None,
     agent: str | None,
+    campaign: str | None,
     limit: int | None,
     as_json: bool,
 ) -> None:
@@ -124,7 +126,9 @@ def runs_list(
     rows = [
         r
         for r in collect_runs(root)
-        if (task is None or r["task"] == task) and (agent is None or r["agent"] == agent)
+        if (task is None or r["task"] == task)
+        and (agent is None or r["agent"] == agent)
+        and (campaign is None or r["campaign"] == campaign)
     ]
     rows = rows[:limit] if limit else rows
     if as_json:
@@ -176,6 +180,8 @@ def _row(run_dir: Path) -> dict[str, Any]:
         "agent": record.agent,
         "driver": record.driver,
         "model": record.model,
+        "seed": record.config.get("seed"),
+        "campaign": _label(record.config, "campaign"),
         "status": record.status,
         "end_reason": record.run.end_reason if record.run is not None else None,
         "baseline": m["baseline_score"],
@@ -211,6 +217,8 @@ def _blank_row(
         "agent": None,
         "driver": None,
         "model": None,
+        "seed": None,
+        "campaign": None,
         "status": status,
         "end_reason": None,
         "baseline": None,
@@ -229,7 +237,7 @@ def _print_table(rows: list[dict[str, Any]], root: Path) -> None:
 
     table = Table(title=f"runs in {root}", title_justify="left")
     table.add_column("run id", overflow="fold")
-    for name in ("task", "agent", "model", "status"):
+    for name in ("task", "agent", "driver", "model", "seed", "campaign", "status"):
         table.add_column(name, overflow="fold")
     for name in ("baseline", "best", "improvement", "subs"):
         table.add_column(name, justify="right", no_wrap=True)
@@ -242,7 +250,10 @@ def _print_table(rows: list[dict[str, Any]], root: Path) -> None:
             r["run_id"],
             r["task"] or "-",
             r["agent"] or "-",
+            r["driver"] or "-",
             r["model"] or "-",
+            "-" if r["seed"] is None else str(r["seed"]),
+            r["campaign"] or "-",
             status,
             _num(r["baseline"]),
             _num(r["best"]),
@@ -257,6 +268,12 @@ def _print_table(rows: list[dict[str, Any]], root: Path) -> None:
 
 
 # formatting ---------------------------------------------------------------------------------------
+
+
+def _label(config: dict[str, Any], key: str) -> str | None:
+    labels = config.get("labels")
+    value = labels.get(key) if isinstance(labels, dict) else None
+    return str(value) if value is not None else None
 
 
 def _num(value: float | None, signed: bool = False) -> str:

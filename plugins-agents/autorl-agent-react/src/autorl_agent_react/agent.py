@@ -39,6 +39,9 @@ def option_flags(options: Mapping[str, Any]) -> list[str]:
 class ReactAgent:
     """autorl's own scaffold: a tool-using loop that reaches its model only through the gateway."""
 
+    Options = Options
+    """Its options model: a campaign checks them before any run starts."""
+
     name = "react"
 
     def launch(self, ctx: AgentContext) -> AgentLaunch:

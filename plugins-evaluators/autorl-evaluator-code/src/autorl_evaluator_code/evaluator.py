@@ -123,6 +123,9 @@ def _common_flags(all_flags: list[dict[str, bool]]) -> dict[str, bool]:
 class CodeEvaluator:
     """pass@1 (percent) of generated code on the eval problems; pass@k when ``n > 1``."""
 
+    Options = Options
+    """Its options model: a campaign checks them before any run starts."""
+
     name = "code"
 
     def check_config(self, config: Mapping[str, Any], contract: Any = None) -> None:

@@ -59,6 +59,9 @@ def _needs_contract(request: EvalRequest) -> Any:
 class ExactMatchEvaluator:
     """Percent of eval questions whose extracted final answer equals the gold answer."""
 
+    Options = Options
+    """Its options model: a campaign checks them before any run starts."""
+
     name = "exact"
 
     def check_config(self, config: dict[str, Any], contract: Any = None) -> None:

@@ -27,7 +27,7 @@ from autorl.types import EvalRequest, EvalResult
 from autorl_evaluator_judge import prompt as judge_prompt
 from autorl_evaluator_judge.judging import Judge, JudgeError
 from autorl_evaluator_judge.lc import length_controlled_winrate
-from autorl_evaluator_judge.options import settings
+from autorl_evaluator_judge.options import Options, settings
 
 MODEL_NAME = "model"
 REFERENCE_NAME = "reference"
@@ -149,6 +149,9 @@ def annotate(
 
 class JudgeEvaluator:
     """Length-controlled win rate (percent) of the model's answers against the references."""
+
+    Options = Options
+    """Its options model: a campaign checks them before any run starts."""
 
     name = "judge"
 

@@ -21,7 +21,7 @@ from typing import Any
 from autorl.errors import ConfigError
 from autorl.types import EvalRequest, EvalResult
 from autorl_evaluator_rollout.lockstep import Episode, Lockstep, Messages, Reply
-from autorl_evaluator_rollout.options import Settings, env_config, parse_settings
+from autorl_evaluator_rollout.options import Options, Settings, env_config, parse_settings
 from autorl_evaluator_rollout.prefix_decoding import PrefixCachedDecoder, supports_prefix_cache
 from autorl_evaluator_rollout.protocol import Protocol, from_contract
 
@@ -160,6 +160,9 @@ def write_trajectories(path: Path, episodes: list[Episode]) -> None:
 
 class RolloutEvaluator:
     """Success rate (percent) of the model playing every eval session of an interactive task."""
+
+    Options = Options
+    """Its options model: a campaign checks them before any run starts."""
 
     name = "rollout"
 

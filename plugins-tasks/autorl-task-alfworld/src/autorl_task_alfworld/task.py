@@ -131,6 +131,9 @@ def _dir_name(session_id: str) -> str:
 class AlfWorldTask:
     """Household text games in the real ALFWorld engine; success rate over held-out games."""
 
+    Options = Options
+    """Its options model: a campaign checks them before any run starts."""
+
     name = "alfworld"
     version = "1"
 

@@ -97,6 +97,9 @@ def parse_options(options: Mapping[str, Any]) -> Settings:
 class AlpacaEvalTask:
     """Instruction following judged pairwise against reference answers (L2, LLM judge)."""
 
+    Options = Options
+    """Its options model: a campaign checks them before any run starts."""
+
     name = "alpacaeval"
     version = "1"
 

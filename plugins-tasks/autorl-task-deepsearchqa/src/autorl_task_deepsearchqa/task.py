@@ -170,6 +170,9 @@ def parse_options(options: Mapping[str, Any]) -> Settings:
 class DeepSearchQATask:
     """Multi-hop question answering with search: accuracy judged per answer (L3)."""
 
+    Options = Options
+    """Its options model: a campaign checks them before any run starts."""
+
     name = "deepsearchqa"
     version = "1"
 

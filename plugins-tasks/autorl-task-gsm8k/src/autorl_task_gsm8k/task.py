@@ -99,6 +99,9 @@ def trim(rows: list[data.Example], size: int | None) -> list[data.Example]:
 class GSM8KTask:
     """Grade-school math word problems; exact match of the final number (L1, rule-based)."""
 
+    Options = Options
+    """Its options model: a campaign checks them before any run starts."""
+
     name = "gsm8k"
     version = "1"
 

@@ -58,6 +58,9 @@ def parse_options(options: Mapping[str, Any]) -> tuple[str, Path | None]:
 class HumanEvalTask:
     """164 hand-written Python problems; pass@1 by executing the generated code (L1)."""
 
+    Options = Options
+    """Its options model: a campaign checks them before any run starts."""
+
     name = "humaneval"
     version = "1"
 

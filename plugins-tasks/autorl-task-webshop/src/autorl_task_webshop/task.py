@@ -135,6 +135,9 @@ def write_jsonl(path: Path, goals: list[Goal]) -> None:
 class WebShopTask:
     """Interactive shopping: search, open, choose options, buy; success = reward >= 0.5 (L3)."""
 
+    Options = Options
+    """Its options model: a campaign checks them before any run starts."""
+
     name = "webshop"
     version = "1"
 
