@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.autorl-installed
 
-.PHONY: setup setup-sandbox setup-docker run test lint bench clean-runs
+.PHONY: setup setup-sandbox setup-docker setup-browser run test lint bench clean-runs
 
 setup: $(STAMP)
 
@@ -26,6 +26,14 @@ setup-docker:
 	    $(APT_INSTALL) docker.io >/dev/null || { apt-get update -qq && $(APT_INSTALL) docker.io; }; \
 	  else echo "the docker sandbox's tests need a Docker engine: apt-get install docker.io"; exit 1; fi; }
 
+# `autorl compare`'s HTML page is checked in headless Chromium (selenium drives Debian's
+# chromedriver; nothing is downloaded at test time).
+setup-browser:
+	@{ command -v chromium && command -v chromedriver; } >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    $(APT_INSTALL) chromium chromium-driver >/dev/null || { apt-get update -qq && $(APT_INSTALL) chromium chromium-driver; }; \
+	  else echo "the HTML check needs Chromium: apt-get install chromium chromium-driver (as root)"; exit 1; fi; }
+
 $(STAMP): requirements-dev.txt $(wildcard */pyproject.toml */*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
@@ -42,7 +50,7 @@ ifeq ($(strip $(ARGS)),)
 endif
 	$(BIN)/autorl run $(ARGS)
 
-test: setup setup-sandbox setup-docker
+test: setup setup-sandbox setup-docker setup-browser
 	$(BIN)/ruff check .
 	AUTORL_REQUIRE_SANDBOXES=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
