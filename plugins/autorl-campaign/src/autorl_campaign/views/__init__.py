@@ -1,0 +1,1 @@
+"""The views of a campaign comparison: terminal tables, figures, HTML page, CSV/Parquet files."""

@@ -1,0 +1,77 @@
+"""``autorl compare``'s terminal output: rich tables of the statistics, notes first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from autorl_campaign.analysis import Comparison
+from autorl_campaign.views import display
+
+
+def _table(title: str, rows: pd.DataFrame, caption: str = "") -> Table:
+    table = Table(title=title, caption=caption or None, title_justify="left", show_lines=False)
+    for column in rows.columns:
+        numeric = column not in {"group", "A", "B", "differs in", "note", "scaffold", "driver"}
+        table.add_column(str(column), justify="right" if numeric else "left", overflow="fold")
+    for row in rows.itertuples(index=False):
+        table.add_row(*(str(v) for v in row))
+    return table
+
+
+def print_comparison(
+    comparison: Comparison, written: Sequence[Path], console: Console | None = None
+) -> None:
+    console = console or Console()
+    name = comparison.meta.get("name") or "campaign"
+    counts = ", ".join(f"{n} {s}" for s, n in comparison.counts.items() if n)
+    console.print(f"[bold]{name}[/bold]: {counts or 'no cells'}")
+    if comparison.legend():
+        console.print(comparison.legend())
+    for note in comparison.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
+    if not comparison.groups:
+        return
+    console.print(
+        _table(
+            "Groups (cells differing only in seed/replicate)",
+            display.groups_rows(comparison),
+            "improvement = best score - baseline; noise floor: " + display.NOISE_RULE,
+        )
+    )
+    console.print(_table("Evaluation noise per task and model", display.noise_rows(comparison)))
+    console.print(
+        _table(
+            "Expected best improvement of k runs (pass@k, unbiased over n runs)",
+            display.pass_at_k_rows(comparison, display.PASS_AT_K_COLUMNS),
+        )
+    )
+    paired = display.paired_rows(comparison)
+    if paired.empty:
+        console.print("paired comparisons: no two groups share pairs (same task, model, seed)")
+    else:
+        console.print(
+            _table(
+                "Paired comparisons (same task, model, seed, replicate)",
+                paired,
+                "p: two-sided sign-flip permutation test; q: Benjamini-Hochberg over this table",
+            )
+        )
+    drivers = display.driver_rows(comparison)
+    if drivers.empty:
+        console.print("driver effect: no scaffold was run with several drivers")
+    else:
+        console.print(
+            _table(
+                "Driver effect within one scaffold",
+                drivers,
+                "vs best / vs worst: paired mean difference of improvements, permutation p",
+            )
+        )
+    if written:
+        console.print(f"wrote {len(written)} files to {written[0].parent}:")
+        console.print("  " + " ".join(p.name for p in written))
