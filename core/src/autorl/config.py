@@ -229,11 +229,14 @@ def merge_config(base: dict[str, Any], override: dict[str, Any]) -> dict[str, An
     return _merge(base, override)
 
 
-def validate_config(data: dict[str, Any], path: Path | None) -> RunConfig:
+def validate_config(
+    data: dict[str, Any], path: Path | None, *, where: str | None = None
+) -> RunConfig:
+    """A RunConfig, or a ConfigError listing every bad field under ``where`` (what to fix)."""
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        where = f"config file {path}" if path else "run options"
+        where = where or (f"config file {path}" if path else "run options")
         lines = []
         for err in exc.errors():
             loc = ".".join(str(part) for part in err["loc"]) or "(top level)"

@@ -10,6 +10,10 @@ run directory, outside the workspace), never from files the agent could write.
 from __future__ import annotations
 
 import secrets
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -133,7 +137,27 @@ class Run:
 
 
 def run(config: RunConfig, registry: Registry | None = None, quiet: bool = False) -> RunOutcome:
-    return Run(config, registry=registry, quiet=quiet).execute()
+    with terminate_as_interrupt():
+        return Run(config, registry=registry, quiet=quiet).execute()
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a campaign stopping, a scheduler, ``kill``) ends the run like Ctrl-C: the agent
+    is stopped, ``run.json`` says ``interrupted`` and the report is written, instead of the
+    process vanishing mid-write. Only in the main thread (signals can only be set there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def resume(run_dir: Path, registry: Registry | None = None, quiet: bool = False) -> RunOutcome:

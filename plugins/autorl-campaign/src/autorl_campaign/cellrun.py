@@ -1,0 +1,97 @@
+"""One cell's job: an ``autorl run`` in a child process, wherever the executor runs it.
+
+A child process per cell keeps cells apart (each run has its own engine, signal handlers,
+gateway and sandbox) and lets any executor run it: a pool thread, a Ray worker on another node.
+The job is a module-level function of plain data, so it pickles. On Linux the child gets
+SIGTERM if its launcher dies (``PR_SET_PDEATHSIG``): killing a campaign stops its runs, which
+record themselves as interrupted, instead of leaving orphans that outlive it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autorl.executors import Placement
+
+LOG_TAIL = 4000
+
+
+@dataclass(frozen=True)
+class CellJob:
+    """What a worker needs to run one cell (plain data: it crosses process boundaries)."""
+
+    cell_id: str
+    run_id: str
+    config: dict[str, Any]
+    runs_dir: str
+    logs_dir: str
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def run_cell(job: CellJob, placement: Placement) -> dict[str, Any]:
+    """Run the cell; return where its run is, its exit code and the tail of its output."""
+    config = dict(job.config)
+    if placement.gpus:
+        config["limits"] = {**config.get("limits", {}), "gpus": list(placement.gpus)}
+    logs = Path(job.logs_dir)
+    logs.mkdir(parents=True, exist_ok=True)
+    config_path = logs / f"{job.run_id}.yaml"
+    config_path.write_text(json.dumps(config, indent=1), encoding="utf-8")  # JSON is YAML
+    log_path = logs / f"{job.run_id}.log"
+    argv = [
+        sys.executable,
+        "-m",
+        "autorl",
+        "run",
+        "--config",
+        str(config_path),
+        "--runs-dir",
+        job.runs_dir,
+        "--run-id",
+        job.run_id,
+        "--quiet",
+    ]
+    started = time.time()
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            env={**os.environ, "AUTORL_CAMPAIGN_CELL": job.cell_id},
+        )
+        try:
+            code = proc.wait()
+        except BaseException:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            raise
+    output = log_path.read_text(encoding="utf-8", errors="replace")
+    return {
+        "run_dir": str(Path(job.runs_dir) / job.run_id),
+        "returncode": code,
+        "seconds": round(time.time() - started, 2),
+        "log": str(log_path),
+        "tail": output[-LOG_TAIL:],
+        "worker": placement.worker,
+    }
