@@ -213,5 +213,11 @@ def campaign_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def fixture_cells() -> list:
+    """The rows of :data:`CELLS`, for tests that build a store from some of them."""
+    return list(CELLS)
+
+
+@pytest.fixture
 def make_campaign(tmp_path: Path) -> Callable[..., Path]:
     return lambda cells, name="custom": write_store(tmp_path / name, cells, name)

@@ -404,6 +404,17 @@ def _axis_points(
     return xs, scores, xs_all
 
 
+def _grid(top: float, points: int, steps: Sequence[float]) -> np.ndarray:
+    """Evenly spaced points from 0 to ``top`` plus every valid submission's position, so each
+    step is drawn where it happened; an even point within rounding of a step gives way to it."""
+    even = np.linspace(0.0, top, points)
+    events = np.unique(np.asarray(steps, dtype=float))
+    if events.size:
+        gap = np.min(np.abs(even[:, None] - events[None, :]), axis=1)
+        even = even[gap > 1e-9 * top]
+    return np.union1d(even, events)
+
+
 def scaling_table(
     comparison: Comparison, subs_by_cell: dict[str, list[dict[str, Any]]], options: Options
 ) -> pd.DataFrame:
@@ -429,9 +440,9 @@ def scaling_table(
             continue
         if column == "ordinal":
             grid = np.arange(0, int(top) + 1, dtype=float)
-        else:  # evenly spaced points plus every valid submission, so each step is where it was
+        else:
             steps = [x for _, found in points.values() for x in found[0]]
-            grid = np.union1d(np.linspace(0.0, top, options.grid_points), steps)
+            grid = _grid(top, options.grid_points, steps)
         for g in comparison.groups:
             curves = [
                 stats.best_so_far(found[0], found[1], float(c["baseline"]), grid)

@@ -177,6 +177,9 @@ def paired_comparison(
         return Paired(0, None, None, None, None, None, None, "no pairs")
     d = x - y
     mean = float(np.mean(d))
+    if d.size == 1:  # flipping one difference gives d and -d, equally extreme (scipy needs two)
+        note = "one pair: no spread, and a test on one pair cannot reject (p = 1)"
+        return Paired(1, mean, None, None, 1.0, None, None, note)
     test = stats.permutation_test(
         (x, y),
         lambda u, v, axis: np.mean(u - v, axis=axis),
@@ -187,9 +190,6 @@ def paired_comparison(
         rng=_rng(seed),
     )
     p_value = float(test.pvalue)
-    if d.size == 1:
-        note = "one pair: no spread, and a test on one pair cannot reject (p = 1)"
-        return Paired(1, mean, None, None, p_value, None, None, note)
     sd = float(np.std(d, ddof=1))
     note = ""
     if sd > 0:
