@@ -8,6 +8,7 @@ jobs are functions of this module, sent by value into the namespace and on to Ra
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import subprocess
@@ -209,6 +210,37 @@ def test_a_bad_option_stops_as_completed_before_any_job(executor: Any, tmp_path:
     assert not log.exists()
 
 
+def sleep_long(pid_file: str, placement: Placement) -> None:
+    Path(pid_file).write_text(str(os.getpid()))
+    time.sleep(120)
+
+
+def stop_after_the_first(pid_file: str) -> dict[str, Any]:
+    """In the namespace: take the fast job's Done, then drop the iterator (as Ctrl-C would)."""
+    jobs = RayExecutor().as_completed(
+        lambda item, placement: item if item == "fast" else sleep_long(item, placement),
+        [pid_file, "fast"],
+        [Slot(1), Slot(1)],
+    )
+    first = next(jobs)
+    deadline = time.time() + 30
+    while not Path(pid_file).exists() and time.time() < deadline:
+        time.sleep(0.1)
+    pid = int(Path(pid_file).read_text())
+    started = time.time()
+    jobs.close()
+    while Path(f"/proc/{pid}").exists() and time.time() < started + 20:
+        time.sleep(0.1)
+    return {"first": first, "alive": Path(f"/proc/{pid}").exists(), "took": time.time() - started}
+
+
+def test_stopping_early_cancels_the_running_jobs(host: NetnsHost, tmp_path: Path) -> None:
+    got = host.call(stop_after_the_first, str(tmp_path / "pid"))
+    assert got["first"].result == "fast"
+    assert got["alive"] is False, "the long job's worker still runs after the iterator closed"
+    assert got["took"] < 20
+
+
 # connecting -----------------------------------------------------------------------------------
 
 
@@ -257,3 +289,19 @@ def test_default_starts_its_own_instance_and_address_joins_a_cluster() -> None:
     assert {d.result["probe"] for d in got["joined"]} == {None}
     assert leftover, "the `ray start` cluster should still be running until the host closed"
     assert host.processes() == []  # closing the host ended them
+
+
+def test_the_overhead_benchmark_runs_and_reports_a_speedup(tmp_path: Path) -> None:
+    bench = Path(__file__).resolve().parents[3] / "bench" / "executor_overhead.py"
+    out = tmp_path / "summary.json"
+    args = ["--tasks", "20", "--sleep-tasks", "2", "--cpus", "2", "--json", str(out)]
+    done = subprocess.run(
+        [sys.executable, str(bench), *args], capture_output=True, text=True, timeout=300
+    )
+    if done.returncode == 2 and "network namespace" in done.stderr:
+        pytest.skip(done.stderr.strip())
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    summary = json.loads(out.read_text())
+    assert summary["tasks"] == 20 and summary["startup_s"] > 0
+    assert summary["overhead_ms_per_task"] < 1000
+    assert summary["speedup"] > 1.3, summary  # two 1-s jobs side by side on two CPUs
