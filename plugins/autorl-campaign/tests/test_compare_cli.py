@@ -127,3 +127,26 @@ def test_help_lists_the_options() -> None:
     assert code == 0
     for option in ("--group-by", "--baseline-group", "--out", "--comparable-only", "--resamples"):
         assert option in out
+
+
+def test_the_docs_describe_every_exported_column(campaign_dir: Path) -> None:
+    """docs/campaign-statistics.md has a section per exported table naming each column (the
+    store's own columns of `cells` are documented in campaigns.md)."""
+    from autorl_campaign.store import CELL_COLUMNS
+
+    docs = Path(__file__).resolve().parents[3] / "docs" / "campaign-statistics.md"
+    text = docs.read_text(encoding="utf-8")
+    code, out = _run(str(campaign_dir))
+    assert code == 0, out
+    for name in (*TABLES, "scaling"):
+        heading = f"### `{name}`"
+        assert heading in text, f"{docs.name} lacks a section {heading}"
+        section = text.split(heading, 1)[1].split("\n### ", 1)[0]
+        columns = set(pd.read_csv(campaign_dir / "compare" / f"{name}.csv").columns)
+        if name == "cells":
+            columns = {"axis.<name>" if c.startswith("axis.") else c for c in columns}
+            columns -= set(CELL_COLUMNS)
+        if name == "groups":
+            columns -= {"agent", "driver", "task", "model"}  # "one column per grouping factor"
+        undocumented = sorted(c for c in columns if f"`{c}`" not in section)
+        assert not undocumented, f"{heading} does not document {undocumented}"

@@ -43,6 +43,15 @@ SCALING_AXES: tuple[tuple[str, str, str | None, str], ...] = (
     ("submissions", "ordinal", None, "submissions made"),
 )
 
+# Columns of the tables when they have no rows (the factor columns of `groups` vary).
+GROUP_COLUMNS = ["group", "label", "n", "n_no_valid", "n_incomparable", "mean_best", "best_low"]
+GROUP_COLUMNS += ["best_high", "mean_improvement", "improvement_low", "improvement_high"]
+GROUP_COLUMNS += ["noise_floor", "clears_noise", "ci_above_zero", "note"]
+_PAIRED = ["n_pairs", "mean_diff", "diff_low", "diff_high", "sd_diff", "d_z", "p_value", "note"]
+DRIVER_COLUMNS = ["scaffold", "scaffold_label", "driver", "group", "n", "mean_improvement"]
+DRIVER_COLUMNS += ["spread_range", "spread_sd", "is_best", "is_worst"]
+DRIVER_COLUMNS += [f"{side}_{name}" for side in ("vs_best", "vs_worst") for name in _PAIRED]
+
 
 @dataclass(frozen=True)
 class Options:
@@ -252,7 +261,7 @@ def groups_table(
                 "note": imp.note,
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=GROUP_COLUMNS)
 
 
 def pass_at_k_table(comparison: Comparison) -> pd.DataFrame:
@@ -274,8 +283,7 @@ def pass_at_k_table(comparison: Comparison) -> pd.DataFrame:
 
 
 def _paired_fields(prefix: str) -> list[str]:
-    names = ["n_pairs", "mean_diff", "diff_low", "diff_high", "sd_diff", "d_z", "p_value", "note"]
-    return [prefix + n for n in names]
+    return [prefix + n for n in _PAIRED]
 
 
 def _paired_row(
@@ -380,7 +388,7 @@ def driver_effect_table(comparison: Comparison, options: Options) -> pd.DataFram
                     else:
                         row.update(_paired_row(comparison, m, other, options, prefix))
                 rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=DRIVER_COLUMNS)
 
 
 def _axis_points(
