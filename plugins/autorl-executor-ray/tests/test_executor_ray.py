@@ -11,6 +11,7 @@ import itertools
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -50,6 +51,16 @@ def host() -> Iterator[NetnsHost]:
 @pytest.fixture
 def executor(host: NetnsHost) -> Any:
     return host.executor(RayExecutor())
+
+
+def test_the_host_is_loopback_only_and_cut_off_from_this_network(host: NetnsHost) -> None:
+    probe = "import socket; print([name for _, name in socket.if_nameindex()])"
+    done = host.run([sys.executable, "-c", probe])
+    assert done.returncode == 0 and done.stdout.strip() == "['lo']", done
+    with socket.create_server(("127.0.0.1", 0)) as server:  # this process's loopback
+        port = server.getsockname()[1]
+        with pytest.raises(ConnectionRefusedError):
+            host.call(socket.create_connection, ("127.0.0.1", port), 5)
 
 
 class TestRayConformance(conformance.ExecutorConformance):

@@ -12,6 +12,7 @@ pipes::
         for done in executor.as_completed(fn, items, slots):
             ...                                          # each Done as its task ends
         host.call(any_function, *args)                   # anything, e.g. a whole campaign
+        host.run(["autorl", "campaign", "run", "c.toml"])  # a command, output captured
 
 Functions, arguments and results travel by cloudpickle. A function from a module that a fresh
 interpreter cannot import by its name (a pytest test module under ``--import-mode=importlib``)
@@ -196,6 +197,13 @@ class NetnsHost:
                     while self._receive(60, what="cancel")[0] not in ("end", "error"):
                         pass
 
+    def run(self, argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        """A command in the namespace (``autorl campaign run ...``): ``subprocess.run``'s
+        arguments, output captured as text unless told otherwise."""
+        kwargs = {"capture_output": True, "text": True, **kwargs}
+        limit = kwargs.get("timeout")
+        return self.call(_run, list(argv), kwargs, timeout=limit + 60 if limit else 24 * 3600)
+
     def executor(self, executor: Any) -> NetnsExecutor:
         """A stand-in for ``executor`` whose jobs run in the child (so Ray stays inside)."""
         return NetnsExecutor(self, executor)
@@ -262,6 +270,10 @@ class NetnsExecutor:
         options: Mapping[str, Any] | None = None,
     ) -> Iterator[Any]:
         return self.host.stream(_as_completed, self.wrapped, fn, list(items), slots, options)
+
+
+def _run(argv: list[str], kwargs: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, **kwargs)
 
 
 def _map(executor: Any, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
