@@ -414,9 +414,14 @@ def _axis_points(
 
 def _grid(top: float, points: int, steps: Sequence[float]) -> np.ndarray:
     """Evenly spaced points from 0 to ``top`` plus every valid submission's position, so each
-    step is drawn where it happened; an even point within rounding of a step gives way to it."""
+    step is drawn where it happened; an even point within rounding of a step gives way to it.
+
+    With more distinct positions than ``points`` (a large campaign), the even points alone: the
+    bootstrap band costs resamples x runs x grid points per group."""
     even = np.linspace(0.0, top, points)
     events = np.unique(np.asarray(steps, dtype=float))
+    if events.size > points:
+        return even
     if events.size:
         gap = np.min(np.abs(even[:, None] - events[None, :]), axis=1)
         even = even[gap > 1e-9 * top]

@@ -41,9 +41,11 @@ def _panels(comparison: Comparison) -> dict[str, list[Group]]:
 
 
 def _colour(comparison: Comparison, group: Group) -> Any:
+    """Distinct within the group's panel; the same panel in every figure, so the same colour."""
     plt = _pyplot()
-    palette = plt.get_cmap("tab10" if len(comparison.groups) <= 10 else "tab20")
-    return palette(comparison.groups.index(group) % palette.N)
+    neighbours = _panels(comparison)[facet(group)]
+    palette = plt.get_cmap("tab10" if len(neighbours) <= 10 else "tab20")
+    return palette(neighbours.index(group) % palette.N)
 
 
 @contextmanager
@@ -132,7 +134,8 @@ def scaling_png(comparison: Comparison, axis: str) -> bytes | None:
                 )
                 if curve["low"].notna().any():
                     band = (curve["x"], curve["low"], curve["high"])
-                    ax.fill_between(*band, step="post", color=colour, alpha=0.2)
+                    alpha = 0.2 if len(groups) <= 4 else 0.07  # many bands would hide the lines
+                    ax.fill_between(*band, step="post", color=colour, alpha=alpha)
             if not drawn:
                 ax.text(0.5, 0.5, f"no {axis} recorded", ha="center", transform=ax.transAxes)
             _finish(ax, name, label, "best-so-far improvement")
