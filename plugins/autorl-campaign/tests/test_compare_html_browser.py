@@ -27,7 +27,7 @@ REQUIRED = "AUTORL_REQUIRE_SANDBOXES"
 def _missing() -> str | None:
     for path in (CHROMIUM, CHROMEDRIVER):
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            return f"{path} is missing: make setup-browser (apt-get install chromium-driver)"
+            return f"{path} is missing: make setup-browser (Debian: chromium, chromium-driver)"
     try:
         import selenium  # noqa: F401
     except ImportError:
