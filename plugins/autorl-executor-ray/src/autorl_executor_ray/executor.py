@@ -112,14 +112,14 @@ class RayExecutor:
         if not items:
             return
         with _connected(opts) as ray:
-            largest = _largest_nodes(ray)
+            nodes = _node_sizes(ray)
             remote = ray.remote(_run_job)
             fn_ref = ray.put(fn)
             pending: dict[Any, int] = {}
             refused: list[Done] = []
             try:
                 for index, (item, slot) in enumerate(zip(items, slots, strict=True)):
-                    problem = _never_fits(slot, largest)
+                    problem = _never_fits(slot, nodes)
                     if problem:
                         refused.append(Done(index, error=problem))
                         continue
@@ -231,7 +231,7 @@ def _init(ray: Any, opts: RayOptions) -> None:
         ) from None
 
 
-def _largest_nodes(ray: Any) -> list[tuple[float, float]] | None:
+def _node_sizes(ray: Any) -> list[tuple[float, float]] | None:
     """(CPUs, GPUs) of each live node, or None when the cluster does not say (then every
     slot is sent and Ray decides)."""
     try:
