@@ -101,7 +101,7 @@ def logged(root: Path) -> dict[str, Any]:
     proc = autorl_run(
         root, "logged", write_script(root),
         AUTORL_MLFLOW_TRACKING_URI=uri, AUTORL_MLFLOW_EXPERIMENT=EXPERIMENT,
-        AUTORL_CAMPAIGN_ID="campaign-7",
+        AUTORL_CAMPAIGN_ID="campaign-7", AUTORL_CAMPAIGN_CELL="0123abcd4567",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     run_dir = root / "runs" / "logged"
@@ -185,6 +185,7 @@ def test_tags_say_which_run_and_how_it_ended(logged: dict) -> None:
     assert tags["autorl.status"] == "completed"
     assert tags["autorl.version"] == summary["versions"]["autorl"]
     assert tags["autorl.campaign_id"] == "campaign-7"
+    assert tags["autorl.campaign_cell"] == "0123abcd4567"
     assert tags["autorl.hash.eval"] == summary["hashes"]["eval"]
     assert run.info.status == "FINISHED"
     assert run.info.end_time >= run.info.start_time
@@ -211,6 +212,7 @@ def test_run_end_alone_logs_the_whole_run_once(
     monkeypatch.setenv("AUTORL_MLFLOW_TRACKING_URI", uri)
     monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
     monkeypatch.delenv("AUTORL_CAMPAIGN_ID", raising=False)
+    monkeypatch.delenv("AUTORL_CAMPAIGN_CELL", raising=False)
     event = RunEndEvent("logged", logged["run_dir"], logged["summary"])
     plugin.autorl_on_run_end(event)
     plugin.autorl_on_run_end(event)

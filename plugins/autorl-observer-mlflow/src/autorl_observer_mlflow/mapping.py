@@ -140,7 +140,11 @@ def submission_metrics(
 
 
 def run_tags(
-    run_id: str, run_dir: str, summary: Mapping[str, Any], campaign_id: str | None
+    run_id: str,
+    run_dir: str,
+    summary: Mapping[str, Any],
+    campaign_id: str | None,
+    campaign_cell: str | None = None,
 ) -> dict[str, str]:
     """Tags for searching and grouping (``tags.`autorl.comparable` = 'true'``)."""
     versions = summary.get("versions") or {}
@@ -152,6 +156,7 @@ def run_tags(
         "autorl.comparable": summary.get("comparable"),
         "autorl.version": versions.get("autorl"),
         "autorl.campaign_id": campaign_id,
+        "autorl.campaign_cell": campaign_cell,
         "autorl.error": summary.get("error"),
     }
     for name, value in (summary.get("hashes") or {}).items():

@@ -18,6 +18,7 @@ TRACKING_URI = "AUTORL_MLFLOW_TRACKING_URI"
 EXPERIMENT = "AUTORL_MLFLOW_EXPERIMENT"
 ARTIFACT_LOCATION = "AUTORL_MLFLOW_ARTIFACT_LOCATION"
 CAMPAIGN_ID = "AUTORL_CAMPAIGN_ID"
+CAMPAIGN_CELL = "AUTORL_CAMPAIGN_CELL"  # set by autorl-campaign for each cell's `autorl run`
 DEFAULT_EXPERIMENT = "autorl"
 
 
@@ -27,6 +28,7 @@ class Settings:
     experiment: str = DEFAULT_EXPERIMENT
     artifact_location: str | None = None
     campaign_id: str | None = None
+    campaign_cell: str | None = None
 
     def new_experiment_artifacts(self) -> str | None:
         """Where a new experiment keeps its artifacts.
@@ -55,4 +57,5 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings | None:
         experiment=env.get(EXPERIMENT, "").strip() or DEFAULT_EXPERIMENT,
         artifact_location=env.get(ARTIFACT_LOCATION, "").strip() or None,
         campaign_id=env.get(CAMPAIGN_ID, "").strip() or None,
+        campaign_cell=env.get(CAMPAIGN_CELL, "").strip() or None,
     )

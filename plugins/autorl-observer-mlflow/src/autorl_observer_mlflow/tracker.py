@@ -119,6 +119,7 @@ def start(settings: Settings, event: RunStartEvent) -> None:
             "autorl.status": "running",
             "autorl.version": _autorl_version(),
             "autorl.campaign_id": settings.campaign_id or mapping.campaign_of(event.config),
+            "autorl.campaign_cell": settings.campaign_cell,
         }
         run = client.create_run(
             experiment_id(client, settings),
@@ -173,7 +174,9 @@ def end(settings: Settings, event: RunEndEvent) -> None:
         params = {**mapping.config_params(config), **mapping.summary_params(summary)}
         _log_params(live, params, existing=existing.params)
         campaign = settings.campaign_id or mapping.campaign_of(config, summary)
-        tags = mapping.run_tags(event.run_id, str(run_dir), summary, campaign)
+        tags = mapping.run_tags(
+            event.run_id, str(run_dir), summary, campaign, settings.campaign_cell
+        )
         _log_tags(live, tags)
         ended = mapping.millis(summary.get("ended")) or _now()
         if record is not None:
