@@ -69,3 +69,20 @@ def test_running_cells_of_a_dead_campaign_become_interrupted(tmp_path: Path) -> 
 def test_a_directory_that_is_not_a_campaign_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(AutorlError, match="is not a campaign directory"):
         open_store(tmp_path, must_exist=True)
+
+
+def test_a_read_only_store_is_read_without_writing(tmp_path: Path) -> None:
+    store = CampaignStore(tmp_path)
+    store.add_cells([cell("a", 0)])
+    store.close()
+    for path in tmp_path.iterdir():
+        path.chmod(0o444)
+    tmp_path.chmod(0o555)
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    try:
+        reader = open_store(tmp_path, must_exist=True, read_only=True)
+        assert [c["cell_id"] for c in reader.cells()] == ["a"]
+        reader.close()
+        assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
+    finally:
+        tmp_path.chmod(0o755)

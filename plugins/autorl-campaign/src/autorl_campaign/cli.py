@@ -190,7 +190,7 @@ def status(campaign_dir: Path) -> None:
 
     from autorl_campaign.store import open_store
 
-    store = open_store(campaign_dir, must_exist=True)
+    store = open_store(campaign_dir, must_exist=True, read_only=True)
     try:
         meta, cells, counts = store.meta(), store.cells(), store.counts()
     finally:

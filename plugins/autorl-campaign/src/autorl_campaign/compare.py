@@ -110,7 +110,7 @@ def compare(
         grid_points=grid_points,
     )
     try:
-        store = open_store(campaign_dir, must_exist=True)
+        store = open_store(campaign_dir, must_exist=True, read_only=True)
         try:
             comparison = compare_campaign(store, options)
         finally:

@@ -18,6 +18,7 @@ Tables (columns documented in docs/campaigns.md):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -86,13 +87,23 @@ def _now() -> str:
 
 
 class CampaignStore:
-    """Open (or create) ``<campaign_dir>/campaign.sqlite``; safe to share between threads."""
+    """Open (or create) ``<campaign_dir>/campaign.sqlite``; safe to share between threads.
 
-    def __init__(self, campaign_dir: Path | str) -> None:
+    ``read_only`` opens an existing store without writing anything (``autorl compare`` on a
+    copy, a read-only mount or another user's results).
+    """
+
+    def __init__(self, campaign_dir: Path | str, *, read_only: bool = False) -> None:
         self.dir = Path(campaign_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / STORE_NAME
         self._lock = threading.Lock()
+        self.read_only = read_only
+        if read_only:
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            self._db.row_factory = sqlite3.Row
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -123,7 +134,13 @@ class CampaignStore:
             self._db.execute("COMMIT")
 
     def close(self) -> None:
+        """Close; a writer leaves a plain database file behind (no -wal/-shm), so a later
+        read-only open of a copied or read-only directory needs to write nothing."""
         with self._lock:
+            if not self.read_only:
+                # another process may still have it open: then WAL stays until it closes
+                with contextlib.suppress(sqlite3.OperationalError):
+                    self._db.execute("PRAGMA journal_mode=DELETE")
             self._db.close()
 
     # meta ------------------------------------------------------------------------------------
@@ -260,7 +277,9 @@ def _decode(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def open_store(campaign_dir: Path | str, *, must_exist: bool = False) -> CampaignStore:
+def open_store(
+    campaign_dir: Path | str, *, must_exist: bool = False, read_only: bool = False
+) -> CampaignStore:
     """The store of a campaign directory; with ``must_exist``, a clear error when it is not one."""
     from autorl.errors import AutorlError
 
@@ -271,4 +290,4 @@ def open_store(campaign_dir: Path | str, *, must_exist: bool = False) -> Campaig
             hint="pass the directory `autorl campaign run FILE` wrote (its --out, by default "
             "campaigns/<name>)",
         )
-    return CampaignStore(campaign_dir)
+    return CampaignStore(campaign_dir, read_only=read_only)
