@@ -86,3 +86,16 @@ def test_a_read_only_store_is_read_without_writing(tmp_path: Path) -> None:
         assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
     finally:
         tmp_path.chmod(0o755)
+
+
+def test_a_job_run_again_gets_a_fresh_run_id(tmp_path: Path) -> None:
+    """Ray re-runs a job whose worker died: the retry must not reuse the first try's directory."""
+    from autorl_campaign.cellrun import CellJob, _fresh_run_id
+
+    job = CellJob("a", "a-1", {}, str(tmp_path / "runs"), str(tmp_path / "logs"))
+    (tmp_path / "logs").mkdir()
+    assert _fresh_run_id(job, tmp_path / "logs") == "a-1"
+    (tmp_path / "runs" / "a-1").mkdir(parents=True)
+    assert _fresh_run_id(job, tmp_path / "logs") == "a-1.2"
+    (tmp_path / "logs" / "a-1.2.log").write_text("")
+    assert _fresh_run_id(job, tmp_path / "logs") == "a-1.3"

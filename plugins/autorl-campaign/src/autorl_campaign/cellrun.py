@@ -44,16 +44,35 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
         pass
 
 
+def _fresh_run_id(job: CellJob, logs: Path) -> str:
+    """The job's run id, or ``<id>.2``, ``<id>.3``... when an executor runs the same job again
+    (Ray retries a job whose worker died): an earlier try's directory is never reused."""
+    run_id, n = job.run_id, 1
+    while (Path(job.runs_dir) / run_id).exists() or (logs / f"{run_id}.log").exists():
+        n += 1
+        run_id = f"{job.run_id}.{n}"
+    return run_id
+
+
 def run_cell(job: CellJob, placement: Placement) -> dict[str, Any]:
     """Run the cell; return where its run is, its exit code and the tail of its output."""
     config = dict(job.config)
+    labels = config.get("labels") or {}
+    env = {
+        **os.environ,
+        "AUTORL_CAMPAIGN_ID": str(labels.get("campaign", "")),
+        "AUTORL_CAMPAIGN_CELL": job.cell_id,
+    }  # for observers (MLflow tags); the agent's environment is built apart
     if placement.gpus:
+        # the agent's sandbox shows it these devices; the harness's own evaluation uses them too
         config["limits"] = {**config.get("limits", {}), "gpus": list(placement.gpus)}
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in placement.gpus)
     logs = Path(job.logs_dir)
     logs.mkdir(parents=True, exist_ok=True)
-    config_path = logs / f"{job.run_id}.yaml"
+    run_id = _fresh_run_id(job, logs)
+    config_path = logs / f"{run_id}.yaml"
     config_path.write_text(json.dumps(config, indent=1), encoding="utf-8")  # JSON is YAML
-    log_path = logs / f"{job.run_id}.log"
+    log_path = logs / f"{run_id}.log"
     argv = [
         sys.executable,
         "-m",
@@ -64,7 +83,7 @@ def run_cell(job: CellJob, placement: Placement) -> dict[str, Any]:
         "--runs-dir",
         job.runs_dir,
         "--run-id",
-        job.run_id,
+        run_id,
         "--quiet",
     ]
     started = time.time()
@@ -75,7 +94,7 @@ def run_cell(job: CellJob, placement: Placement) -> dict[str, Any]:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-            env={**os.environ, "AUTORL_CAMPAIGN_CELL": job.cell_id},
+            env=env,
         )
         try:
             code = proc.wait()
@@ -88,7 +107,8 @@ def run_cell(job: CellJob, placement: Placement) -> dict[str, Any]:
             raise
     output = log_path.read_text(encoding="utf-8", errors="replace")
     return {
-        "run_dir": str(Path(job.runs_dir) / job.run_id),
+        "run_id": run_id,
+        "run_dir": str(Path(job.runs_dir) / run_id),
         "returncode": code,
         "seconds": round(time.time() - started, 2),
         "log": str(log_path),

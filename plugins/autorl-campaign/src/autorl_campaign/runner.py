@@ -73,13 +73,16 @@ def record(store: CampaignStore, cell: Cell, result: Any, error: str | None) -> 
         store.finish(cell.cell_id, status="failed", error=error)
         return "failed"
     run_dir = Path(result["run_dir"])
+    where = {"run_id": result.get("run_id"), "run_dir": str(run_dir)}
     try:
         results, submissions = run_results(run_dir)
+        results.update(where)
     except AutorlError as exc:
         tail = (result.get("tail") or "").strip().splitlines()[-5:]
         store.finish(
             cell.cell_id,
             status="failed",
+            results=where,
             error=f"exit {result['returncode']}: {exc.message}; " + " | ".join(tail),
             worker=result.get("worker"),
         )
