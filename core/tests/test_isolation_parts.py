@@ -146,3 +146,22 @@ def test_closure_follows_requested_extras() -> None:
         pytest.skip("textworld not installed")
     assert "fast-downward-textworld" in closure(["textworld[pddl]"], installed)
     assert "fast-downward-textworld" not in closure(["textworld"], installed)
+
+
+def test_a_run_dir_too_deep_for_socket_paths_gets_a_short_state_dir(tmp_path: Path) -> None:
+    """AF_UNIX paths hold 107 bytes: a campaign's deep run directory must not fail the run."""
+    import socket
+
+    from autorl.engine.agent_phase import state_dir_for
+
+    shallow = tmp_path / "r"
+    assert state_dir_for(shallow) == shallow / "sandbox"
+    deep = tmp_path / ("d" * 60) / "campaigns" / "demo" / "runs" / "0123456789ab-1"
+    state = state_dir_for(deep)
+    assert state != deep / "sandbox" and state.is_dir()
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(state / "gateway.sock"))  # fits
+    with socket.socket(socket.AF_UNIX) as sock, pytest.raises(OSError, match="too long"):
+        sock.bind(str(deep / "sandbox" / "gateway.sock"))  # what it would have been
+    (state / "gateway.sock").unlink()
+    state.rmdir()

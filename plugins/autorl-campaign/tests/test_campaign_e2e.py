@@ -1,5 +1,6 @@
-"""The docs' example campaign end to end (docs/campaigns.md): 8 real runs on the pool, the
-campaign process killed mid-way, resumed, and compared.
+"""The docs' example campaign end to end (docs/campaigns.md): 8 real runs on the pool and on a
+local Ray instance (inside a network namespace of its own: Ray binds non-loopback addresses on
+the host's network), the campaign process killed mid-way, resumed, and compared.
 
 Acceptance: no cell finished before the kill runs again, nothing is lost, no run outlives the
 killed campaign, and `autorl compare` prints its tables and writes the HTML page.
@@ -21,7 +22,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-pytestmark = pytest.mark.slow  # 8 real runs twice over: about 3-4 minutes on 2 busy cores
+pytestmark = pytest.mark.slow  # 8 real runs per executor: about 3 minutes each on 2 busy cores
 
 pytest.importorskip("autorl_agent_react", reason="needs autorl-agent-react")
 pytest.importorskip("autorl_task_humaneval", reason="needs autorl-task-humaneval")
@@ -54,23 +55,46 @@ def runs_of(campaign_dir: Path) -> list[psutil.Process]:
     return found
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def workdir(root: Path) -> Path:
     import autorl_agent_react.examples as examples
 
-    root = tmp_path_factory.mktemp("campaign")
+    root.mkdir(parents=True, exist_ok=True)
     (root / "demo.yaml").write_text(docs_campaign())
     shutil.copy(examples.TINY, root / "react_tiny.yaml")
     return root
 
 
-def test_the_docs_campaign_is_killed_resumed_and_compared(workdir: Path) -> None:
+def test_the_docs_campaign_on_the_pool_is_killed_resumed_and_compared(tmp_path: Path) -> None:
+    scenario(workdir(tmp_path), [])
+
+
+def test_the_docs_campaign_on_ray_is_killed_resumed_and_compared(tmp_path: Path) -> None:
+    netns = pytest.importorskip("autorl_executor_ray.netns", reason="needs autorl-executor-ray")
+    try:
+        host = netns.NetnsHost()
+        host.start()
+    except netns.NetnsUnavailable as exc:
+        pytest.skip(f"no network namespace for Ray here: {exc}")
+    try:
+        host.call(
+            scenario,
+            workdir(tmp_path),
+            ["--executor", "ray", "--executor-option", "num_cpus=2"],
+            timeout=1800,
+        )
+    finally:
+        host.close()
+
+
+def scenario(workdir: Path, flags: list[str]) -> None:
+    """Dry run, run, SIGKILL the campaign after two cells, resume, list, compare; the checks
+    run where the campaign runs (in the namespace, for Ray)."""
     campaign_dir = workdir / "campaigns" / "demo"
     store = campaign_dir / "campaign.sqlite"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
 
     dry = subprocess.run(
-        [AUTORL, "campaign", "run", "demo.yaml", "--dry-run"],
+        [AUTORL, "campaign", "run", "demo.yaml", "--dry-run", *flags],
         cwd=workdir, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert dry.returncode == 0, dry.stdout + dry.stderr
@@ -78,8 +102,9 @@ def test_the_docs_campaign_is_killed_resumed_and_compared(workdir: Path) -> None
 
     log = (workdir / "first.log").open("w")
     first = subprocess.Popen(
-        [AUTORL, "campaign", "run", "demo.yaml"], cwd=workdir, env=env, stdout=log, stderr=log
-    )
+        [AUTORL, "campaign", "run", "demo.yaml", *flags],
+        cwd=workdir, env=env, stdout=log, stderr=log,
+    )  # fmt: skip
     deadline = time.monotonic() + 420
     while time.monotonic() < deadline:
         done = [c for c in cells(store).values() if c["status"] == "completed"]
@@ -110,13 +135,13 @@ def test_the_docs_campaign_is_killed_resumed_and_compared(workdir: Path) -> None
             assert json.loads(run_json.read_text())["status"] == "interrupted"
 
     refused = subprocess.run(
-        [AUTORL, "campaign", "run", "demo.yaml"],
+        [AUTORL, "campaign", "run", "demo.yaml", *flags],
         cwd=workdir, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert refused.returncode != 0 and "--resume" in refused.stdout + refused.stderr
 
     resumed = subprocess.run(
-        [AUTORL, "campaign", "run", "demo.yaml", "--resume"],
+        [AUTORL, "campaign", "run", "demo.yaml", "--resume", *flags],
         cwd=workdir, env=env, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr

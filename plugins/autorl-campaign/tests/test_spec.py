@@ -164,3 +164,22 @@ def test_dry_run_command_prints_the_plan_and_runs_nothing(tmp_path: Path) -> Non
     assert result.exit_code != 0
     assert "unknown agent 'reactt'" in str(result.exception or result.output)
     assert not out.exists()
+
+
+def test_executor_options_are_checked_before_anything_is_written(tmp_path: Path) -> None:
+    from autorl_campaign.cli import campaign
+
+    path = write(
+        tmp_path,
+        BASE + 'sandbox = "local"\n[campaign]\nexecutor = "pool"\n'
+        "executor_options = { workers = 2 }\n[axes]\nseed = [0, 1]\n",
+    )
+    out = tmp_path / "camp"
+    bad = ["run", str(path), "--out", str(out), "--executor-option", "wokers=3"]
+    result = CliRunner().invoke(campaign, bad)
+    assert "unknown option(s) wokers" in str(result.exception) and not out.exists()
+    # another executor drops the file's options (they were the pool's)
+    ok = ["run", str(path), "--dry-run", "--out", str(out), "--executor", "local"]
+    result = CliRunner().invoke(campaign, ok)
+    assert result.exit_code == 0, result.output
+    assert "executor local" in result.output and not out.exists()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,20 @@ from autorl.types import AgentContext, AgentLaunch, Forward, SandboxRequest
 
 PASS_THROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_NUM_THREADS", "TZ")
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+SOCKET_PATH_MAX = 100
+"""AF_UNIX paths hold 107 bytes; the longest socket name here is ``gateway.sock``."""
+
+
+def state_dir_for(run_dir: Path) -> Path:
+    """Where the run's sockets (grader, gateway, egress) live: ``<run>/sandbox``, or a short
+    private directory under /tmp when the run directory's path is too long for a socket path
+    (a campaign's runs nest deep), instead of failing with ``AF_UNIX path too long``."""
+    state = run_dir / "sandbox"
+    if len(str(state / "gateway.sock").encode()) <= SOCKET_PATH_MAX:
+        return state
+    return Path(tempfile.mkdtemp(prefix="autorl-"))
 
 
 class AgentPhase:
@@ -51,7 +67,7 @@ class AgentPhase:
         self.run_id = run_id
         self.run_dir = run_dir
         self.workspace = run_dir / "workspace"
-        self.state_dir = run_dir / "sandbox"
+        self.state_dir = state_dir_for(run_dir)
         self.events = events
         self.console = console
 
@@ -68,7 +84,10 @@ class AgentPhase:
         clock = BudgetClock(cfg.budget.wall_seconds)
         token = secrets.token_urlsafe(32)
         base_bytes = apparent_size(self.setup.model_info.path)
-        self.state_dir.mkdir(mode=0o755)
+        self.state_dir.mkdir(mode=0o755, exist_ok=self.state_dir != self.run_dir / "sandbox")
+        self.state_dir.chmod(0o755)
+        if self.state_dir != self.run_dir / "sandbox":
+            events.info("state_dir_short", path=str(self.state_dir), why="run dir path too long")
 
         def notify(event: SubmissionEvent) -> None:
             events.info("submission", **dict(event.record))
@@ -137,6 +156,8 @@ class AgentPhase:
                 events.info("egress_proxy_stopped", requests=proxy.requests, denied=proxy.denied)
             server.stop()
             service.close()
+            if self.state_dir != self.run_dir / "sandbox":
+                shutil.rmtree(self.state_dir, ignore_errors=True)
         history.snapshot("end of run")
         return service.best_score(), info
 

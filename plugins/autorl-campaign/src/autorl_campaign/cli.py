@@ -61,8 +61,8 @@ def run(
     from autorl_campaign.validate import check_campaign, problems_text
 
     camp = load_campaign(file, overrides=_pairs(sets, "--set"), out_dir=out)
-    if executor:
-        camp = replace(camp, executor=executor)
+    if executor and executor != camp.executor:  # the file's options were for its executor
+        camp = replace(camp, executor=executor, executor_options={})
     if executor_option:
         camp = replace(
             camp,
@@ -72,7 +72,12 @@ def run(
             },
         )
     registry = get_registry()
-    registry.get("executor", camp.executor)
+    # an executor checks its options before it starts anything: with no jobs, that is all
+    list(
+        registry.create("executor", camp.executor).as_completed(
+            _nothing, [], [], camp.executor_options
+        )
+    )
     for note in camp.notes:
         click.echo(f"note: {note}")
     problems = check_campaign(camp, registry)
@@ -120,6 +125,10 @@ def _overheads(out_dir: Path) -> dict[tuple[str, str], float]:
             max(0.0, took - (row["agent_seconds"] or 0.0))
         )
     return {k: sum(v) / len(v) for k, v in seen.items()}
+
+
+def _nothing(item: Any, placement: Any) -> None:
+    """A job for checking an executor's options (never called: there are no items)."""
 
 
 def _print_plan(camp: Any) -> None:
