@@ -5,7 +5,10 @@ speed-up as a ratio in one run.
 Each cell is a real ``autorl run`` (tiny model, small gsm8k split, the scripted agent, a short
 budget, seeds 0..N-1), so the ratio shows what cells that mostly wait (on their budget, on the
 agent) gain, and what CPU-bound parts (evaluation, training) lose to sharing the cores. The
-tiny model and the task's data are prepared once before timing.
+tiny model, the task's data and the baseline cache are warmed by an untimed one-cell campaign
+first (else the first executor timed would pay for them); executors then alternate over
+``--repeats`` rounds and the median is reported. Ray must run where it may bind (a network
+namespace: see autorl_executor_ray.netns).
 
     python bench/campaign_speedup.py [--cells 4] [--workers 2] [--budget 30] [--ray] [--json out]
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,8 +31,8 @@ from benchlib import write_json
 AUTORL = str(Path(sys.executable).parent / "autorl")
 
 
-def campaign_file(root: Path, cells: int, budget: int) -> Path:
-    path = root / "speed.yaml"
+def campaign_file(root: Path, cells: int, budget: int, name: str = "speed") -> Path:
+    path = root / f"{name}.yaml"
     path.write_text(
         json.dumps(
             {
@@ -37,7 +41,7 @@ def campaign_file(root: Path, cells: int, budget: int) -> Path:
                 "agent": "scripted",
                 "budget": {"wall_seconds": budget, "max_submissions": 1},
                 "task_options": {"train_size": 20, "eval_size": 4},
-                "campaign": {"name": "speed"},
+                "campaign": {"name": name},
                 "axes": {"seed": list(range(cells))},
             }
         )
@@ -63,30 +67,38 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--budget", type=int, default=30, help="agent seconds per cell")
     parser.add_argument("--ray", action="store_true", help="also time the ray executor")
+    parser.add_argument("--repeats", type=int, default=2, help="rounds; executors alternate")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     subprocess.run(
         [AUTORL, "prepare", "--task", "gsm8k", "--model", "tiny"], check=True, capture_output=True
     )
     k = args.workers
+    executors = [("local", []), ("pool", [f"workers={k}"])]
+    if args.ray:
+        executors.append(("ray", [f"num_cpus={k}"]))
+    times: dict[str, list[float]] = {name: [] for name, _ in executors}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        timed(campaign_file(root, 1, args.budget, "warm"), root / "warm", "local", [])
         path = campaign_file(root, args.cells, args.budget)
-        serial = timed(path, root / "local", "local", [])
-        pool = timed(path, root / "pool", "pool", [f"workers={k}"])
-        summary = {
-            "cells": args.cells,
-            "workers": k,
-            "cpus": os.cpu_count(),
-            "budget_s": args.budget,
-            "local_s": round(serial, 1),
-            "pool_s": round(pool, 1),
-            "pool_speedup": round(serial / pool, 2),
-            "pool_speedup_per_worker": round(serial / pool / k, 2),
-        }
-        if args.ray:
-            ray = timed(path, root / "ray", "ray", [f"num_cpus={k}"])
-            summary.update(ray_s=round(ray, 1), ray_speedup=round(serial / ray, 2))
+        for round_ in range(args.repeats):
+            for name, options in executors if round_ % 2 == 0 else executors[::-1]:
+                times[name].append(timed(path, root / f"{name}-{round_}", name, options))
+    median = {name: statistics.median(values) for name, values in times.items()}
+    summary = {
+        "cells": args.cells,
+        "workers": k,
+        "cpus": os.cpu_count(),
+        "budget_s": args.budget,
+        "repeats": args.repeats,
+        **{f"{name}_s": round(value, 1) for name, value in median.items()},
+        **{f"{name}_runs_s": [round(v, 1) for v in values] for name, values in times.items()},
+    }
+    for name in median:
+        if name != "local":
+            summary[f"{name}_speedup"] = round(median["local"] / median[name], 2)
+            summary[f"{name}_speedup_per_worker"] = round(median["local"] / median[name] / k, 2)
     print(json.dumps(summary, indent=2))
     write_json(args.json, summary)
 

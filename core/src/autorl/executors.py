@@ -24,10 +24,12 @@ class Slot:
 @dataclass(frozen=True)
 class Placement:
     """Where a job runs: the GPU indices it owns (empty: none, or the executor does not
-    assign devices), and a label of the worker (for the records)."""
+    assign devices), the CPU cores it holds (0: the executor does not share cores out), and a
+    label of the worker (for the records)."""
 
     gpus: tuple[int, ...] = ()
     worker: str = "local"
+    cpus: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,13 @@ def run_cell(job: CellJob, placement: Placement) -> dict[str, Any]:
         "AUTORL_CAMPAIGN_ID": str(labels.get("campaign", "")),
         "AUTORL_CAMPAIGN_CELL": job.cell_id,
     }  # for observers (MLflow tags); the agent's environment is built apart
+    if placement.cpus:
+        # cells beside each other share the cores: each uses what it holds, harness and agent
+        # (OMP_NUM_THREADS reaches the agent; limits.cpus caps its processes' CPU time)
+        env.setdefault("OMP_NUM_THREADS", str(max(1, int(placement.cpus))))
+        limits = config.get("limits") or {}
+        if limits.get("cpus") is None:
+            config["limits"] = {**limits, "cpus": placement.cpus}
     if placement.gpus:
         # the agent's sandbox shows it these devices; the harness's own evaluation uses them too
         config["limits"] = {**config.get("limits", {}), "gpus": list(placement.gpus)}

@@ -81,7 +81,7 @@ class PoolExecutor:
                         taken = tuple(free_gpus[: need.gpus])
                         del free_gpus[: need.gpus]
                     cpu_used += need.cpus
-                    placement = Placement(gpus=taken, worker=f"pool-{index}")
+                    placement = Placement(gpus=taken, worker=f"pool-{index}", cpus=need.cpus)
                     running[pool.submit(fn, items[index], placement)] = (index, placement)
                 if not running:
                     continue

@@ -130,7 +130,7 @@ class RayExecutor:
                         retry_exceptions=False,
                         name=f"autorl-job-{index}",
                     )
-                    pending[task.remote(fn_ref, item)] = index
+                    pending[task.remote(fn_ref, item, slot.cpus)] = index
                 yield from refused
                 while pending:
                     ready, _ = ray.wait(list(pending), num_returns=1)
@@ -145,12 +145,12 @@ class RayExecutor:
 # inside the Ray worker -------------------------------------------------------------------------
 
 
-def _run_job(fn: Callable[[Any, Placement], Any], item: Any) -> tuple[bool, Any]:
+def _run_job(fn: Callable[[Any, Placement], Any], item: Any, cpus: float = 0.0) -> tuple[bool, Any]:
     """Runs in the task: the job's own exception becomes its result, so Ray never retries it
     (only a dead worker or node is retried)."""
     import ray
 
-    placement = Placement(gpus=_gpu_ids(ray.get_gpu_ids()), worker=_worker_label(ray))
+    placement = Placement(gpus=_gpu_ids(ray.get_gpu_ids()), worker=_worker_label(ray), cpus=cpus)
     try:
         return True, fn(item, placement)
     except Exception as exc:
