@@ -10,6 +10,7 @@ It consumes the ``code`` contract (:class:`autorl.contracts.CodeContract`): the 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -171,9 +172,14 @@ class CodeEvaluator:
         with details_path.open("w", encoding="utf-8") as fh:
             for record in records:
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        p1 = float(metrics["pass@1"])
         metrics.update(
             problems=len(problems),
             n=n,
+            # binomial over problems: exact for one sample each, an upper bound with several
+            score_se=round(100.0 * math.sqrt(p1 * (1 - p1) / len(problems)), 2)
+            if problems
+            else 0.0,
             truncated_rate=round(sum(o.finish == "length" for o in outputs) / len(outputs), 4),
             backend=generator.backend,
             load_seconds=round(loaded - started, 2),

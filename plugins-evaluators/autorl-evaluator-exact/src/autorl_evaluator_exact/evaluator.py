@@ -12,6 +12,7 @@ implementation from the installed package (never the agent's workspace) and pass
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,15 @@ class Options(OptionsModel):
     temperature: float = Field(0.0, ge=0, description="0: greedy")
     device: str = Field("auto", description="auto, cpu or cuda")
     limit: PositiveInt | None = Field(None, description="score only the first N examples")
+
+
+def binomial_se(successes: int, n: int) -> float:
+    """Standard error of a success rate in score points: what a campaign's noise floor and the
+    report's error bars use (sqrt(p(1-p)/n), 0 for n = 0)."""
+    if n <= 0:
+        return 0.0
+    p = successes / n
+    return round(100.0 * math.sqrt(p * (1 - p) / n), 2)
 
 
 def settings(config: dict[str, Any] | None) -> Options:
@@ -126,6 +136,7 @@ class ExactMatchEvaluator:
             metrics={
                 "correct": correct,
                 "n": n,
+                "score_se": binomial_se(correct, n),
                 "format_rate": round(formatted / n, 4),
                 "truncated_rate": round(truncated / n, 4),
                 "mean_output_tokens": round(tokens / n, 1),

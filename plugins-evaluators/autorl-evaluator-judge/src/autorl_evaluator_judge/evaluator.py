@@ -224,6 +224,7 @@ class JudgeEvaluator:
         metrics: dict[str, Any] = {
             "lc_win_rate": rates["length_controlled_winrate"],
             "lc_standard_error": rates["lc_standard_error"],
+            "score_se": rates["lc_standard_error"],  # the score's SE, under the common name
             "win_rate": rates["win_rate"],
             "standard_error": rates["standard_error"],
             "discrete_win_rate": rates["discrete_win_rate"],

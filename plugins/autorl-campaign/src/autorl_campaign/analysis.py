@@ -29,6 +29,7 @@ from autorl_campaign.grouping import (
     factors,
     group_cells,
     pairs,
+    redundant_factors,
     select_groups,
     varying_factors,
 )
@@ -81,14 +82,28 @@ class Comparison:
     cells: pd.DataFrame = field(default_factory=pd.DataFrame)
     submissions: pd.DataFrame = field(default_factory=pd.DataFrame)
 
+    def hidden_factors(self) -> tuple[set[str], dict[str, str]]:
+        """Factors left out of labels: constant ones, and those another factor determines."""
+        return self._hidden()
+
+    def _hidden(self) -> tuple[set[str], dict[str, str]]:
+        follows = redundant_factors(self.groups, self.constant)
+        return set(self.constant) | set(follows), follows
+
     def short(self, group: Group) -> str:
-        return group.short_label(self.constant)
+        return group.short_label(self._hidden()[0])
 
     def legend(self) -> str:
-        """What a short group label lists, and what every group shares."""
+        """What a short group label lists, which factors follow another, what all share."""
         if len(self.groups) < 2:
             return ""
-        text = "group = " + " · ".join(varying_factors(self.groups, self.constant))
+        hidden, follows = self._hidden()
+        text = "group = " + " · ".join(varying_factors(self.groups, hidden))
+        by_leader: dict[str, list[str]] = {}
+        for name, leader in follows.items():
+            by_leader.setdefault(leader, []).append(name)
+        for leader, names in by_leader.items():
+            text += f"; {', '.join(names)} follow{'s' if len(names) == 1 else ''} {leader}"
         if self.constant:
             text += "; every group has " + ", ".join(f"{k}={v}" for k, v in self.constant.items())
         return text
@@ -307,27 +322,33 @@ def _paired_row(
     }
 
 
-def _differs(a: Group, b: Group) -> list[str]:
-    return [k for k, v in a.key if b.factors.get(k) != v]
+def _differs(a: Group, b: Group, follows: dict[str, str] | None = None) -> list[str]:
+    """The factors on which the groups differ; one that follows another (a driver zipped with
+    its agent) counts with its leader, so agent stacks compare as one factor."""
+    follows = follows or {}
+    return [k for k, v in a.key if b.factors.get(k) != v and k not in follows]
 
 
 def paired_table(comparison: Comparison, options: Options) -> pd.DataFrame:
     """A vs B on paired cells: every group against ``--baseline-group``, or else every two groups
     that differ in exactly one factor (a controlled comparison) and share at least one pair."""
     groups = comparison.groups
+    follows = comparison.hidden_factors()[1]
     candidates: list[tuple[Group, Group]] = []
     if options.baseline_group and groups:
         refs = select_groups(groups, options.baseline_group)
         candidates = [(g, r) for g in groups if g not in refs for r in refs]
     else:
         candidates = [
-            (a, b) for a, b in itertools.combinations(groups, 2) if len(_differs(a, b)) == 1
+            (a, b)
+            for a, b in itertools.combinations(groups, 2)
+            if len(_differs(a, b, follows)) == 1
         ]
     rows = []
     for a, b in candidates:
         if not pairs(a, b, comparison.grouping):
             continue
-        differs = _differs(a, b)
+        differs = _differs(a, b, follows)
         rows.append(
             {
                 "a": a.label,

@@ -60,9 +60,9 @@ class Group:
 
     def short_label(self, constant: Iterable[str]) -> str:
         """The values of the factors that vary between groups, joined by " · " (the views print
-        which factors once, see :func:`varying_factors`)."""
+        which factors once, see :func:`varying_factors`); long paths shortened."""
         skip = set(constant)
-        text = " · ".join(v for k, v in self.key if k not in skip)
+        text = " · ".join(shorten(v) for k, v in self.key if k not in skip)
         return text or self.label
 
     def common(self, name: str) -> str | None:
@@ -106,6 +106,36 @@ def constant_factors(groups: Sequence[Group]) -> dict[str, str]:
     for g in groups[1:]:
         common = {k: v for k, v in common.items() if g.factors.get(k) == v}
     return common if len(groups) > 1 else {}
+
+
+def shorten(value: str, limit: int = 32) -> str:
+    """``scripted//long/path/react_tiny.yaml`` -> ``scripted/react_tiny.yaml``: a label keeps
+    what tells values apart, not the directories."""
+    if len(value) <= limit or "/" not in value or value.startswith("{"):
+        return value
+    head, _, rest = value.partition("/")
+    return f"{head}/{rest.rstrip('/').rsplit('/', 1)[-1]}"
+
+
+def redundant_factors(groups: Sequence[Group], constant: Iterable[str]) -> dict[str, str]:
+    """Varying factors that another, earlier one determines (a driver zipped with its agent,
+    a task's options with the task): ``{factor: the factor it follows}``. Labels leave them
+    out; the legend says which follows which."""
+    skip = set(constant)
+    names = [k for k, _ in groups[0].key if k not in skip] if groups else []
+    found: dict[str, str] = {}
+    for i, name in enumerate(names):
+        for earlier in names[:i]:
+            if earlier in found:
+                continue
+            seen: dict[str, str] = {}
+            if all(
+                seen.setdefault(g.factors[earlier], g.factors[name]) == g.factors[name]
+                for g in groups
+            ):
+                found[name] = earlier
+                break
+    return found
 
 
 def varying_factors(groups: Sequence[Group], constant: Iterable[str]) -> list[str]:

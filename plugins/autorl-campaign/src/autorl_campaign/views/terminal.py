@@ -26,7 +26,10 @@ def _table(title: str, rows: pd.DataFrame, caption: str = "") -> Table:
 def print_comparison(
     comparison: Comparison, written: Sequence[Path], console: Console | None = None
 ) -> None:
-    console = console or Console()
+    if console is None:
+        console = Console(soft_wrap=False)
+        if not console.is_terminal:  # piped or captured: do not squeeze tables to 80 columns
+            console.width = 160
     name = comparison.meta.get("name") or "campaign"
     counts = ", ".join(f"{n} {s}" for s, n in comparison.counts.items() if n)
     console.print(f"[bold]{name}[/bold]: {counts or 'no cells'}")
