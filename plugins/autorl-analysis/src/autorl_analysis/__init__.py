@@ -1,0 +1,1 @@
+"""Post-hoc run analysis: routes, failures, timeline, integrity flags (see docs/analysis.md)."""

@@ -1,0 +1,3 @@
+"""Entry point of autorl-analysis (no heavy imports here: every `autorl` command imports it)."""
+
+from __future__ import annotations
