@@ -161,7 +161,10 @@ def test_run_results_and_driver_spend_are_metrics(logged: dict) -> None:
     assert metrics["best_score"] == summary["best_score"]
     assert metrics["improvement"] == summary["improvement"]
     assert metrics["baseline_n"] == 4
-    assert "best_se" not in metrics  # the exact evaluator reports no standard error
+    # every evaluator reports its standard error now (exact: binomial), logged as summarised
+    assert summary["baseline_se"] is not None
+    assert metrics["baseline_se"] == summary["baseline_se"]
+    assert metrics.get("best_se") == summary["best_se"]
     calls = summary["driver_calls"]
     assert metrics["driver/tokens"] == calls["total_tokens"] > 0
     assert metrics["driver/calls"] == calls["calls"] > 0
