@@ -99,7 +99,7 @@ def test_list_every_kind_as_json(runner: CliRunner, kind: str) -> None:
 
 
 def test_list_plural_kind_and_table(runner: CliRunner) -> None:
-    result = invoke(runner, "list", "sandboxes")
+    result = invoke(runner, "list", "executors")
     assert result.exit_code == 0
     assert "local" in result.output and "autorl" in result.output
     assert invoke(runner, "list", "agents").output.strip() == "no agent installed"

@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from autorl.testing import HEAVY_MODULES
+from autorl_testing import HEAVY_MODULES
 
 PROBE = """
 import json, sys

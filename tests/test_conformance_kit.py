@@ -11,10 +11,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from autorl.testing import (
+from autorl_testing import (
     ExecutorConformance,
     ReportConformance,
-    SandboxConformance,
     TaskConformance,
     heavy_modules_imported_by,
 )
@@ -33,12 +32,6 @@ class TestFixtureReport(ReportConformance):
         run.mkdir()
         (run / "submissions.jsonl").write_text('{"id": 1, "status": "scored", "score": 40}\n')
         return run
-
-
-class TestLocalSandbox(SandboxConformance):
-    plugin_module = "autorl.builtins"
-    component = "local"
-    isolated = False
 
 
 class TestBuiltinExecutor(ExecutorConformance):
@@ -77,7 +70,7 @@ class LeakyTask:
 """
 
 LEAKY_TEST = """
-from autorl.testing import TaskConformance
+from autorl_testing import TaskConformance
 
 
 class TestLeaky(TaskConformance):

@@ -12,7 +12,8 @@ def test_installed_plugin_is_listed_with_what_it_supplies(run_autorl) -> None:
     assert proc.returncode == 0, proc.stderr
     rows = {row["name"]: row for row in json.loads(proc.stdout)}
     assert rows["autorl"]["status"] == "loaded"
-    assert rows["autorl"]["supplies"]["sandbox"] == ["local"]
+    assert rows["autorl"]["supplies"]["executor"] == ["local"]
+    assert rows["autorl-sandbox-local"]["supplies"] == {"sandbox": ["local"]}
     assert rows["autorl-sandbox-isolated"]["supplies"] == {"sandbox": ["isolated"]}
     fixture = rows["autorl-fixture-plugin"]
     assert fixture["distribution"] == "autorl-fixture-plugin"

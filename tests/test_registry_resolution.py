@@ -175,7 +175,7 @@ def test_invalid_spec_names_are_refused_at_construction() -> None:
 
 
 def test_registry_with_builds_an_isolated_registry(tmp_path: Path) -> None:
-    from autorl.testing import registry_with
+    from autorl_testing import registry_with
 
     registry = registry_with("autorl_fixture_plugin.plugin")
     assert registry.names("sandbox") == []

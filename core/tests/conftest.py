@@ -6,8 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from autorl.testing.grading import LiveGrader
+from autorl_testing.grading import LiveGrader
 
 
 @pytest.fixture

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
+from autorl_testing.checkpoints import write_checkpoint
+from autorl_testing.grading import write_sparse_checkpoint
 
 from autorl.checkpoints import (
     MAX_DEPTH,
@@ -26,8 +28,6 @@ from autorl.checkpoints import (
     copy_checkpoint,
     validate,
 )
-from autorl.testing.checkpoints import write_checkpoint
-from autorl.testing.grading import write_sparse_checkpoint
 
 GiB = 1024**3
 SECRET = b"SECRET-OUTSIDE-THE-WORKSPACE"

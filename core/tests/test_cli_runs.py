@@ -267,6 +267,6 @@ def test_runs_list_empty_and_missing(tmp_path: Path) -> None:
 
 
 def test_importing_the_commands_stays_light() -> None:
-    from autorl.testing.helpers import heavy_modules_imported_by
+    from autorl_testing.helpers import heavy_modules_imported_by
 
     assert heavy_modules_imported_by("autorl.cli.runs", ("rich", "pydantic", "matplotlib")) == []

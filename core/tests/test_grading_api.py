@@ -8,9 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-from autorl.testing.checkpoints import write_checkpoint
-from autorl.testing.grading import LiveGrader as Grader
+from autorl_testing.checkpoints import write_checkpoint
+from autorl_testing.grading import LiveGrader as Grader
 
 
 def test_health_is_open_and_everything_else_needs_the_token(grader: Grader) -> None:

@@ -121,7 +121,8 @@ def test_missing_bubblewrap_is_a_precise_error(monkeypatch: pytest.MonkeyPatch) 
 def test_only_the_assigned_gpus_are_shown(tmp_path: Path) -> None:
     """No GPU here: check what the sandbox would mount and tell CUDA (device nodes are bound
     only for the assigned indices; CUDA numbers what it sees from 0)."""
-    from autorl.testing.sandbox import sandbox_request
+    from autorl_testing.sandbox import sandbox_request
+
     from autorl.types import Limits
 
     box = isolated.IsolatedSandbox()

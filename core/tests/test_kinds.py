@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import autorl.testing
+import autorl_testing
+from autorl_testing.conformance import CONFORMANCE_BY_KIND
+
 from autorl import hookspecs, protocols, specs
 from autorl.kinds import KINDS, PLURALS
 from autorl.registry import PIP_PREFIX
-from autorl.testing.conformance import CONFORMANCE_BY_KIND
 
 
 def test_every_table_follows_the_kinds() -> None:
@@ -19,8 +20,8 @@ def test_every_table_follows_the_kinds() -> None:
             assert protocols.PROTOCOLS[name].__name__ == kind.protocol
         if kind.conformance:
             assert CONFORMANCE_BY_KIND[name].kind == name
-            assert getattr(autorl.testing, kind.conformance) is CONFORMANCE_BY_KIND[name]
-            assert kind.conformance in autorl.testing.__all__
+            assert getattr(autorl_testing, kind.conformance) is CONFORMANCE_BY_KIND[name]
+            assert kind.conformance in autorl_testing.__all__
         if kind.pip_prefix:
             assert PIP_PREFIX[name] == kind.pip_prefix
         assert PLURALS[kind.plural] == name

@@ -6,16 +6,16 @@ from __future__ import annotations
 from importlib.metadata import EntryPoint
 
 import pytest
+from autorl_testing.helpers import registry_with
 
 from autorl.errors import RegistryError
 from autorl.plugins import ENTRY_POINT_GROUP, _load_entry_point, new_plugin_manager
-from autorl.testing.helpers import registry_with
 
 
 def test_a_typo_is_answered_with_the_installed_name_not_a_package() -> None:
     registry = registry_with("autorl.builtins")
     with pytest.raises(RegistryError) as info:
-        registry.get("sandbox", "locl")
+        registry.get("executor", "locl")
     assert "did you mean: local" in info.value.message
     assert info.value.hint is not None and "pip install" not in info.value.hint
     assert "'local'" in info.value.hint

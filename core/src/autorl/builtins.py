@@ -4,19 +4,7 @@
 from __future__ import annotations
 
 from autorl import hookimpl
-from autorl.specs import ExecutorSpec, ModelSpec, SandboxSpec
-
-
-@hookimpl
-def autorl_register_sandboxes() -> list[SandboxSpec]:
-    return [
-        SandboxSpec(
-            name="local",
-            factory="autorl.sandbox.local:LocalSandbox",
-            description="DEVELOPMENT ONLY, not a boundary: same user, whole file system visible; "
-            "clean environment, every descendant killed at the deadline. Scores not comparable.",
-        ),
-    ]
+from autorl.specs import ExecutorSpec, ModelSpec
 
 
 @hookimpl

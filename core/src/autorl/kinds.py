@@ -1,7 +1,7 @@
 """The one table of component kinds. Everything per kind is derived from it: the spec classes
 (``autorl.specs``), the registration hooks (``autorl.hookspecs``), the protocols checked on
 creation (``autorl.protocols``), the pip prefix in hints (``autorl.registry``), the plural in
-the CLI, the conformance classes (``autorl.testing``) and the docs (a test checks hooks.md).
+the CLI, the conformance classes (``autorl_testing``) and the docs (a test checks hooks.md).
 Adding a kind is one row here plus its spec, hook, protocol and conformance class."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ class Kind:
     protocol: str | None
     """The protocol in ``autorl.protocols`` instances are checked against (None: not built)."""
     conformance: str | None
-    """The conformance class in ``autorl.testing``."""
+    """The conformance class in ``autorl_testing``."""
     pip_prefix: str | None
     """Conventional distribution prefix, for "install it" hints."""
     plural: str = ""

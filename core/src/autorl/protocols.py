@@ -1,7 +1,7 @@
 """What each kind of component must look like. The registry checks every created instance.
 
 ``runtime_checkable`` protocols check attribute and method names, not signatures; the
-conformance tests in :mod:`autorl.testing` exercise the behaviour.
+conformance tests in :mod:`autorl_testing` exercise the behaviour.
 """
 
 from __future__ import annotations

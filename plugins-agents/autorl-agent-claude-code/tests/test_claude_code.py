@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from autorl_agent_claude_code.agent import ClaudeCodeAgent, project_dir_name
 from autorl_agent_cli_common.testing import cli_context
+from autorl_testing import conformance
 
 from autorl.errors import ConfigError
-from autorl.testing import conformance
 
 DATA = Path(__file__).parent / "data"
 

@@ -8,8 +8,7 @@ from pathlib import Path
 from autorl_agent_cli_common.testing import cli_context
 from autorl_agent_cli_common.trajectory import read_trajectory
 from autorl_agent_codex.agent import CodexAgent
-
-from autorl.testing import conformance
+from autorl_testing import conformance
 
 DATA = Path(__file__).parent / "data"
 

@@ -15,9 +15,9 @@ from autorl_agent_react.tools import TOOL_SPECS, Tools, truncate
 from autorl_agent_react.trajectory import TrajectoryWriter, read_trajectory
 from autorl_llm.drivers import DriverCallLog, open_driver
 from autorl_llm.gateway import Gateway
+from autorl_testing import conformance
 
 from autorl.errors import ConfigError
-from autorl.testing import conformance
 from autorl.types import AgentContext
 
 TOKEN = "run-token-react"

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from autorl_agent_redteam import attacks
 from autorl_agent_redteam.agent import SCRIPT, RedteamAgent, validate_options, validate_targets
+from autorl_testing import conformance
 
 from autorl.errors import ConfigError
 from autorl.registry import get_registry
-from autorl.testing import conformance
 from autorl.types import AgentContext
 
 

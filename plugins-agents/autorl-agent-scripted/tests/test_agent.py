@@ -17,11 +17,11 @@ from autorl_agent_scripted.agent import (
     option_flags,
     recipe_dir,
 )
+from autorl_testing import conformance
 
 from autorl import hookimpl
 from autorl.errors import ConfigError
 from autorl.specs import TaskSpec
-from autorl.testing import conformance
 from autorl.types import AgentContext
 
 

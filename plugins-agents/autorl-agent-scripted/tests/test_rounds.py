@@ -19,8 +19,7 @@ def test_run_rounds_times_saves_submits_and_reports(
 ) -> None:
     import rounds
     import torch
-
-    from autorl.testing.grading import LiveGrader
+    from autorl_testing.grading import LiveGrader
 
     grader = LiveGrader(tmp_path, wall_seconds=600, max_submissions=2)
     try:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from autorl_evaluator_exact.evaluator import ExactMatchEvaluator, read_examples, settings
+from autorl_testing import conformance
 
 from autorl.contracts import load_contract
 from autorl.errors import ConfigError
-from autorl.testing import conformance
 from autorl.types import EvalRequest
 
 QUESTIONS = [(a, b) for a, b in ((2, 3), (4, 5), (1, 1), (7, 2), (12, 30), (3, 6))]

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from autorl_evaluator_judge.evaluator import JudgeEvaluator, read_examples
+from autorl_testing import conformance
 from conftest import EXAMPLES, write_eval
 
 from autorl.contracts import load_contract
 from autorl.errors import AutorlError, ConfigError
-from autorl.testing import conformance
 from autorl.types import EvalRequest
 
 FIRST_SHOWN_LOSES = {"default": "M"}

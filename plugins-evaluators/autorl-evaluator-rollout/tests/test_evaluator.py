@@ -9,10 +9,10 @@ from pathlib import Path
 import counter_protocol as counter
 import pytest
 from autorl_evaluator_rollout.evaluator import RolloutEvaluator
+from autorl_testing import conformance
 
 from autorl.contracts import load_contract
 from autorl.errors import ConfigError
-from autorl.testing import conformance
 from autorl.types import EvalRequest
 
 METRICS = {

@@ -11,10 +11,10 @@ import pytest
 from autorl_task_alfworld import official, protocol
 from autorl_task_alfworld.prompt import EXAMPLE_CLEAN, build_messages, extract_action
 from autorl_task_alfworld.task import DATA_ENV, AlfWorldTask, parse_options
+from autorl_testing import conformance
 
 from autorl.engine.workspace import build_workspace, make_writable
 from autorl.errors import ConfigError
-from autorl.testing import conformance
 from autorl.types import PreparedTask, TaskContext
 
 

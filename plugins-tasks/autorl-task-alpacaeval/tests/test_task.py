@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from autorl_task_alpacaeval import data
 from autorl_task_alpacaeval.task import JUDGE_DIR, SCRIPTED_JUDGE, AlpacaEvalTask
+from autorl_testing import conformance
 
 from autorl.errors import ConfigError
-from autorl.testing import conformance
 from autorl.types import TaskContext
 
 ROOT = Path(__file__).resolve().parents[1]

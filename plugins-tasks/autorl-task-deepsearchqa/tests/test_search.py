@@ -8,12 +8,12 @@ import pytest
 from autorl_task_deepsearchqa.brave_server import BraveServer
 from autorl_task_deepsearchqa.recording import SearchRecorder, SearchReplay, SearchReplayMiss
 from autorl_task_deepsearchqa.search_backends import BraveSearchBackend, SearchError
+from autorl_testing import registry_with
+from autorl_testing.conformance import SearchBackendConformance
 
 from autorl.errors import ConfigError, RegistryError
 from autorl.protocols import SearchBackend
 from autorl.registry import Registry
-from autorl.testing import registry_with
-from autorl.testing.conformance import SearchBackendConformance
 
 PLUGIN = "autorl_task_deepsearchqa.plugin"
 

@@ -12,9 +12,9 @@ import pytest
 from autorl_task_deepsearchqa import official
 from autorl_task_deepsearchqa.corpus import load_questions
 from autorl_task_deepsearchqa.task import EVALUATOR_CONFIG
+from autorl_testing import conformance
 
 from autorl.errors import ConfigError
-from autorl.testing import conformance
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from autorl_task_gsm8k import data
 from autorl_task_gsm8k.task import KIT_SOURCE, GSM8KTask
+from autorl_testing import conformance
 
 from autorl.errors import ConfigError
-from autorl.testing import conformance
 from autorl.types import TaskContext
 
 SMALL = {"train_size": 60, "eval_size": 20}

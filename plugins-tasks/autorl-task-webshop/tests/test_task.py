@@ -12,9 +12,9 @@ from autorl_task_webshop import official
 from autorl_task_webshop.catalog import SEP, load_goals
 from autorl_task_webshop.prompt import build_compact_messages, build_messages, extract_action
 from autorl_task_webshop.task import EVALUATOR_CONFIG, WebShopTask
+from autorl_testing import conformance
 
 from autorl.errors import ConfigError
-from autorl.testing import conformance
 from autorl.types import TaskContext
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from autorl_campaign.pool import PoolExecutor
+from autorl_testing import ExecutorConformance
 
 from autorl.errors import ConfigError
 from autorl.executors import Placement, Slot
-from autorl.testing import ExecutorConformance
 
 
 class TestPoolConformance(ExecutorConformance):

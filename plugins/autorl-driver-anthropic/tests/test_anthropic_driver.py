@@ -11,8 +11,7 @@ from autorl_driver_anthropic.driver import AnthropicDriver
 from autorl_llm.drivers import ChatRequest, open_driver
 from autorl_llm.drivers.errors import DriverAPIError, DriverConfigError, DriverTimeoutError
 from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
-
-from autorl.testing import DriverConformance, registry_with
+from autorl_testing import DriverConformance, registry_with
 
 MODEL = "claude-sonnet-4-6"
 USER = [{"role": "user", "content": "What is two plus two?"}]

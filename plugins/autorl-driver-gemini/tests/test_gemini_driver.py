@@ -11,8 +11,7 @@ from autorl_driver_gemini.driver import GeminiDriver
 from autorl_llm.drivers import ChatRequest
 from autorl_llm.drivers.errors import DriverAPIError, DriverConfigError, DriverTimeoutError
 from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
-
-from autorl.testing import DriverConformance
+from autorl_testing import DriverConformance
 
 MODEL = "gemini-2.5-flash"
 KEY = "gm-test"

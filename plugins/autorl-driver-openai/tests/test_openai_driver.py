@@ -17,8 +17,7 @@ from autorl_llm.drivers.errors import (
     DriverTimeoutError,
 )
 from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
-
-from autorl.testing import DriverConformance, registry_with
+from autorl_testing import DriverConformance, registry_with
 
 USER = [{"role": "user", "content": "What is two plus two?"}]
 TOOLS = [{"name": "bash", "description": "run", "parameters": {"type": "object"}}]

@@ -10,8 +10,7 @@ import pytest
 from autorl_driver_scripted.driver import ScriptedDriver
 from autorl_llm.drivers import ChatRequest, DriverCallLog, open_driver
 from autorl_llm.drivers.errors import DriverConfigError, DriverError
-
-from autorl.testing import DriverConformance
+from autorl_testing import DriverConformance
 
 SCRIPT = """\
 rules:

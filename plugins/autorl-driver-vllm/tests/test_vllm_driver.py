@@ -12,8 +12,7 @@ from autorl_driver_vllm.driver import VLLMDriver
 from autorl_llm.drivers import ChatRequest, open_driver
 from autorl_llm.drivers.errors import DriverConfigError
 from autorl_llm.testing import Answer, Fail, FakeProvider
-
-from autorl.testing import DriverConformance, registry_with
+from autorl_testing import DriverConformance, registry_with
 
 MODEL = "Qwen/Qwen3-32B"
 USER = [{"role": "user", "content": "What is two plus two?"}]

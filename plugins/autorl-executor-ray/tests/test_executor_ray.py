@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 from autorl_executor_ray.executor import RayExecutor, RayOptions
 from autorl_executor_ray.netns import NetnsHost, NetnsUnavailable, ray_is_initialized, start_ray
+from autorl_testing import conformance
+from autorl_testing.helpers import HEAVY_MODULES
 
 from autorl.errors import ConfigError
 from autorl.executors import Done, Placement, Slot
-from autorl.testing import conformance
-from autorl.testing.helpers import HEAVY_MODULES
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="network namespaces: Linux only")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autorl.testing import GatewayConformance
+from autorl_testing import GatewayConformance
 
 
 class TestLLMGateway(GatewayConformance):

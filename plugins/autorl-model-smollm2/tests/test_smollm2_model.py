@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from autorl_model_smollm2 import model as smol
 from autorl_model_smollm2.sources import GGUF_ENV, GGUF_NAME, SourceError, from_env, from_pypi
+from autorl_testing.conformance import ModelConformance
 
 from autorl.errors import ConfigError
 from autorl.paths import cache_root
-from autorl.testing.conformance import ModelConformance
 
 
 class TestSmolLM2Conformance(ModelConformance):

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 from autorl_model_tiny.model import WEIGHTS_DIR, TinyModel
-
-from autorl.testing.conformance import ModelConformance
+from autorl_testing.conformance import ModelConformance
 
 
 class TestTinyConformance(ModelConformance):

@@ -1,5 +1,5 @@
 """The plugin stays out of the way: light to import, silent until switched on, and it loads
-through the registry like any plugin (there is no observer conformance class in autorl.testing,
+through the registry like any plugin (there is no observer conformance class in autorl_testing,
 so its common checks are made here)."""
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 from autorl_observer_mlflow import plugin
 from autorl_observer_mlflow.settings import Settings
-
-from autorl.testing import HEAVY_MODULES, heavy_modules_imported_by, registry_with
+from autorl_testing import HEAVY_MODULES, heavy_modules_imported_by, registry_with
 
 NOT_AT_START_UP = (*HEAVY_MODULES, "mlflow", "sqlalchemy", "alembic")
 

@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 
 import pytest
 from autorl_report_basic.report import BasicReport
+from autorl_testing import ReportConformance
 
 from autorl.errors import AutorlError
-from autorl.testing import ReportConformance
 
 BASE_HASH = "sha256:" + "b" * 64
 
@@ -192,6 +192,6 @@ class TestBasicReportConformance(ReportConformance):
 
 
 def test_matplotlib_is_imported_only_while_rendering() -> None:
-    from autorl.testing.helpers import heavy_modules_imported_by
+    from autorl_testing.helpers import heavy_modules_imported_by
 
     assert heavy_modules_imported_by("autorl_report_basic.report", ("matplotlib",)) == []

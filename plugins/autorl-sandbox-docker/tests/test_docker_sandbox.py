@@ -16,10 +16,10 @@ import psutil
 import pytest
 from autorl_sandbox_docker import image
 from autorl_sandbox_docker.sandbox import LABEL_RUN, DockerSandbox, connect, harness_labels
+from autorl_testing import SandboxConformance, heavy_modules_imported_by
+from autorl_testing.sandbox import HARNESS, STUBBORN, sandbox_request
 
 from autorl.errors import ConfigError
-from autorl.testing import SandboxConformance, heavy_modules_imported_by
-from autorl.testing.sandbox import HARNESS, STUBBORN, sandbox_request
 from autorl.types import Limits, SandboxRequest
 
 TIMINGS = os.environ.get("AUTORL_DOCKER_TIMINGS")

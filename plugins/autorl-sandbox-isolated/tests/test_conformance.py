@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autorl.testing import SandboxConformance
+from autorl_testing import SandboxConformance
 
 
 class TestIsolatedSandbox(SandboxConformance):

@@ -14,9 +14,9 @@ from pathlib import Path
 import psutil
 import pytest
 from autorl_sandbox_isolated.sandbox import IsolatedSandbox, bwrap_path
+from autorl_sandbox_local.sandbox import LocalSandbox
+from autorl_testing.sandbox import HARNESS, STUBBORN, sandbox_request
 
-from autorl.sandbox.local import LocalSandbox
-from autorl.testing.sandbox import HARNESS, STUBBORN, sandbox_request
 from autorl.types import Limits, SandboxRequest
 
 needs_bwrap = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap not installed")

@@ -4,20 +4,20 @@ Subclass a conformance class in your plugin's tests, name your hookimpl module (
 when the module supplies more than one of that kind), and pytest runs the checks every plugin of
 that kind must pass::
 
-    from autorl.testing import TaskConformance
+    from autorl_testing import TaskConformance
 
     class TestMyTask(TaskConformance):
         plugin_module = "autorl_task_mine.plugin"
         component = "mine"
 
 The pytest fixtures ``autorl_registry`` and ``register_plugin`` (from
-:mod:`autorl.testing.pytest_plugin`, loaded automatically once autorl is installed) register a
-plugin on a fresh registry without installing it.
+:mod:`autorl_testing.pytest_plugin`, loaded automatically once autorl-testing is installed)
+register a plugin on a fresh registry without installing it.
 """
 
 from __future__ import annotations
 
-from autorl.testing.conformance import (
+from autorl_testing.conformance import (
     AgentConformance,
     DriverConformance,
     EvaluatorConformance,
@@ -30,7 +30,7 @@ from autorl.testing.conformance import (
     SearchBackendConformance,
     TaskConformance,
 )
-from autorl.testing.helpers import (
+from autorl_testing.helpers import (
     HEAVY_MODULES,
     heavy_modules_imported_by,
     registry_with,

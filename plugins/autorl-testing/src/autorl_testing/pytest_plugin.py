@@ -1,7 +1,7 @@
-"""pytest plugin of autorl.testing: register plugins in-process on a fresh registry.
+"""pytest plugin of autorl_testing: register plugins in-process on a fresh registry.
 
-Loaded by pytest through the ``pytest11`` entry point of the ``autorl`` distribution, so it must
-stay light: the registry is imported inside the fixtures.
+Loaded by pytest through the ``pytest11`` entry point of the ``autorl-testing`` distribution, so
+it must stay light: the registry is imported inside the fixtures.
 
     def test_my_task(register_plugin):
         registry = register_plugin("autorl_task_mine.plugin")
@@ -43,7 +43,7 @@ def register_plugin(autorl_registry: Any) -> Callable[..., Any]:
     (``autorl_task_mine.plugin`` -> ``autorl-task-mine``), like an installed distribution.
     ``builtins=True`` also registers the core's own components (the ``local`` sandbox...).
     """
-    from autorl.testing.helpers import load_module, plugin_name_of
+    from autorl_testing.helpers import load_module, plugin_name_of
 
     def register(module: ModuleType | str, name: str | None = None, builtins: bool = False) -> Any:
         loaded = load_module(module)

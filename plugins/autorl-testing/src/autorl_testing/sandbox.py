@@ -52,7 +52,7 @@ HARNESS = """
 import sys, time
 from pathlib import Path
 from autorl.registry import get_registry
-from autorl.testing.sandbox import DAEMON, sandbox_request
+from autorl_testing.sandbox import DAEMON, sandbox_request
 box = get_registry().create("sandbox", {sandbox!r})
 proc = box.start(sandbox_request(Path({tmp!r}), DAEMON, run_id={run_id!r}))
 print(getattr(proc, "id", proc.pid), flush=True)

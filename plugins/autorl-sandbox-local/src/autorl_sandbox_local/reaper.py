@@ -1,4 +1,5 @@
-"""A tiny supervisor between the harness and the agent: ``python -m autorl.sandbox.reaper -- CMD``.
+"""A tiny supervisor between the harness and the agent:
+``python -m autorl_sandbox_local.reaper -- CMD``.
 
 It makes itself a *child subreaper* (Linux ``prctl``), so processes the agent double-forks or
 detaches with ``setsid`` are re-parented to it instead of init and can still be found. On SIGTERM,
@@ -79,7 +80,7 @@ def main(argv: list[str]) -> int:
         argv = argv[1:]
     if not argv:
         print(
-            "usage: python -m autorl.sandbox.reaper -- COMMAND [ARGS...]",
+            "usage: python -m autorl_sandbox_local.reaper -- COMMAND [ARGS...]",
             file=sys.stderr,
         )
         return 2

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import pytest
 
 from autorl.kinds import KINDS
-from autorl.testing.helpers import (
+from autorl_testing.helpers import (
     HEAVY_MODULES,
     heavy_modules_imported_by,
     load_module,

@@ -136,7 +136,7 @@ class LocalSandbox:
         mark = os.urandom(8).hex()
         env[SANDBOX_MARK] = mark
         env["AUTORL_REAPER_GRACE"] = str(self.grace_seconds)
-        argv = [sys.executable, "-I", "-m", "autorl.sandbox.reaper", "--", *launch.argv]
+        argv = [sys.executable, "-I", "-m", "autorl_sandbox_local.reaper", "--", *launch.argv]
         log = LogPipe(request.log_path).start()
         try:
             popen = subprocess.Popen(

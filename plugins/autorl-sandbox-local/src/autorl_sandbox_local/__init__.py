@@ -1,0 +1,1 @@
+"""autorl's `local` sandbox: development only, not a boundary."""
