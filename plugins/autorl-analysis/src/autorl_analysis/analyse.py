@@ -7,6 +7,7 @@ harness kept are handled). Every analyser that cannot read what it needs adds a 
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from pathlib import Path
@@ -208,9 +209,24 @@ def agent_texts(reader: RunReader) -> list[tuple[str, str]]:
         for path, blob, _ in reader.history.files(rev):
             if blob not in seen:
                 seen.add(blob)
-                out.append((f"code-history.git:{rev[:10]}:{path}", reader.history.blob(blob)))
+                text = reader.history.blob(blob)
+                if path.endswith((".json", ".jsonl")):
+                    text = json_strings(text)
+                out.append((f"code-history.git:{rev[:10]}:{path}", text))
     out += [(f"{line.source}:{line.number}", line.text) for line in reader.traj_lines]
     return out
+
+
+def json_strings(text: str) -> str:
+    """The strings of a JSON or JSON-lines file, unescaped (``\\u00a3`` is a pound sign again),
+    so n-grams match the held-out text; lines that do not parse are kept as they are."""
+    out = []
+    for line in text.splitlines():
+        try:
+            out.append(integrity.row_text(json.loads(line)))
+        except ValueError:
+            out.append(line)
+    return "\n".join(out)
 
 
 def flags(reader: RunReader, measured: dict[str, Any]) -> list[Flag]:

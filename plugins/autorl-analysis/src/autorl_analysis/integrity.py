@@ -115,14 +115,22 @@ def checkpoint_dir(run_dir: Path, s: Any, problems: list[str]) -> Path | None:
 
 
 def relative_distance(submitted: Path, base: Path) -> float | None:
-    """``||w - w0|| / ||w0||`` over the tensors both hold (float32); None when the shapes or
-    names differ (a different architecture is not a copy)."""
+    """``||w - w0|| / ||w0||`` over the tensors both hold (float64 sums); None when the names or
+    shapes differ (a different architecture is not a copy). numpy reads the tensors; torch is
+    imported only for dtypes numpy lacks (bfloat16)."""
+    try:
+        return _distance(submitted, base, "numpy")
+    except (TypeError, ValueError):
+        return _distance(submitted, base, "pt")
+
+
+def _distance(submitted: Path, base: Path, framework: str) -> float | None:
     from safetensors import safe_open
 
     def handles(directory: Path) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for path in sorted(directory.glob("*.safetensors")):
-            f = safe_open(str(path), framework="pt")
+            f = safe_open(str(path), framework=framework)
             for key in f.keys():  # noqa: SIM118 (safe_open is not a mapping)
                 out[key] = f
         return out
@@ -132,10 +140,13 @@ def relative_distance(submitted: Path, base: Path) -> float | None:
         return None
     diff = norm = 0.0
     for key in sorted(theirs):
-        a = mine[key].get_tensor(key).float()
-        b = theirs[key].get_tensor(key).float()
-        if a.shape != b.shape:
+        a, b = mine[key].get_tensor(key), theirs[key].get_tensor(key)
+        if tuple(a.shape) != tuple(b.shape):
             return None
+        if framework == "pt":
+            a, b = a.double().numpy(), b.double().numpy()
+        else:
+            a, b = a.astype("float64"), b.astype("float64")
         diff += float(((a - b) ** 2).sum())
         norm += float((b**2).sum())
     return math.sqrt(diff / norm) if norm > 0 else None

@@ -127,13 +127,16 @@ def _evidence_html(items: tuple[Evidence, ...], limit: int = 4) -> str:
     )
 
 
-def _table(head: list[str], rows: list[list[str]], classes: list[str] | None = None) -> str:
+def _table(
+    head: list[str], rows: list[list[str]], classes: list[str] | None = None, id_: str = ""
+) -> str:
     cells = "".join(f"<th>{_e(h)}</th>" for h in head)
     body = []
     for i, row in enumerate(rows[:MAX_ROWS]):
         cls = f' class="{classes[i]}"' if classes and classes[i] else ""
         body.append(f"<tr{cls}>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>")
-    return f"<table><thead><tr>{cells}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    ident = f' id="{id_}"' if id_ else ""
+    return f"<table{ident}><thead><tr>{cells}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def _flags_html(flags: tuple[Flag, ...]) -> str:
@@ -150,7 +153,10 @@ def _flags_html(flags: tuple[Flag, ...]) -> str:
         for f in flags
     ]
     table = _table(
-        ["severity", "flag", "submission", "finding", "evidence"], rows, [f.severity for f in flags]
+        ["severity", "flag", "submission", "finding", "evidence"],
+        rows,
+        [f.severity for f in flags],
+        "flag-table",
     )
     return f'<div class="flags" id="flags"><h2>Integrity flags ({len(flags)})</h2>{table}</div>'
 
@@ -174,7 +180,8 @@ def render_html(
         ("route of the best submission", _route_text(a.best_route)),
     ]
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<link rel='icon' href='data:,'>",
         f"<title>autorl analysis: {_e(a.run_id)}</title><style>{CSS}</style></head><body>",
         f"<h1>autorl run <code>{_e(a.run_id)}</code></h1>",
         _flags_html(a.flags),
@@ -184,6 +191,7 @@ def render_html(
         _table(
             ["t (s)", "what", "detail"],
             [[f"{e.t:.1f}", _e(e.kind), _e(e.label)] for e in a.timeline],
+            id_="timeline-table",
         ),
         "<h2 id='submissions'>Submissions and routes</h2>",
         _table(
@@ -200,6 +208,7 @@ def render_html(
                 ]
                 for s in a.submissions
             ],
+            id_="submission-table",
         ),
         "<h2 id='failures'>Failures</h2>",
         _table(
@@ -226,6 +235,7 @@ def render_html(
                 ]
                 for i, c in enumerate(driver_calls, 1)
             ],
+            id_="driver-call-table",
         )
         if driver_calls
         else "<p>No driver calls (no LLM drove this run).</p>",
