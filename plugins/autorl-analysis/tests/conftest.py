@@ -11,8 +11,10 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,3 +77,53 @@ def autorl_run(runs_root: Path) -> Callable[..., tuple[Path, subprocess.Complete
 @pytest.fixture(scope="session")
 def env_for(runs_root: Path) -> dict[str, str]:
     return run_env(runs_root)
+
+
+# headless Chromium for report.html (as autorl-campaign's page test drives it) ---------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+REQUIRED = "AUTORL_REQUIRE_SANDBOXES"
+
+
+def _missing() -> str | None:
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            return f"{path} is missing: make setup-browser (Debian: chromium, chromium-driver)"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is missing: pip install -e './plugins/autorl-analysis[test]'"
+    return None
+
+
+@contextmanager
+def open_page(page: Path) -> Iterator[tuple[Any, list[dict[str, Any]]]]:
+    """``(driver, SEVERE console entries)`` with ``page`` loaded from disk (no server)."""
+    problem = _missing()
+    if problem:
+        if os.environ.get(REQUIRED):
+            pytest.fail(f"{REQUIRED} is set but the HTML check cannot run: {problem}")
+        pytest.skip(problem)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    try:
+        driver.get(page.resolve().as_uri())
+        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        yield driver, errors
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def chromium() -> Callable[[Path], Any]:
+    """``with chromium(page) as (driver, errors)``: see :func:`open_page`."""
+    return open_page

@@ -167,3 +167,29 @@ def test_autorl_report_regenerates_everything_from_the_records(
     )  # fmt: skip
     line = next(x for x in table.stdout.splitlines() if "copycat" in x)
     assert "FLAGGED" in line
+
+
+def test_report_html_renders_offline_in_chromium(autorl_run: RunFn, chromium: Any) -> None:
+    """report.html of a flagged run in headless Chromium: no console errors, the inline
+    timeline image decodes, flags come first, every table has its rows."""
+    run_dir, _ = autorl_run(
+        "copycat", "--agent", "analysis-test", "--agent-option", "behaviour=copycat",
+        "--budget", "30",
+    )  # fmt: skip
+    page = run_dir / "report" / "report.html"
+    text = page.read_text()
+    assert "http://" not in text and "https://" not in text and "<script" not in text
+    with chromium(page) as (browser, errors):  # skips without Chromium
+        assert errors == []
+        first = browser.find_element("css selector", "body > *:nth-child(2)")
+        assert first.get_attribute("id") == "flags"
+        kinds_shown = [
+            td.text for td in browser.find_elements("css selector", "#flag-table td:nth-child(2)")
+        ]
+        assert "copy_of_base" in kinds_shown and "grader_probing" in kinds_shown
+        images = browser.execute_script(
+            "return Array.from(document.images).map(i => [i.complete, i.naturalWidth]);"
+        )
+        assert images and all(done and width > 0 for done, width in images)
+        assert len(browser.find_elements("css selector", "#submission-table tbody tr")) == 1
+        assert len(browser.find_elements("css selector", "#timeline-table tbody tr")) >= 3

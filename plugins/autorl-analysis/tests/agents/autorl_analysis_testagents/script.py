@@ -65,11 +65,25 @@ def perturb(path: Path, scale: float) -> None:
 
 
 def leaker() -> None:
-    found = sorted(glob.glob(os.path.join(os.environ["TEST_CACHE"], "tasks", "**", "eval.jsonl"), recursive=True))
-    rows = [json.loads(line) for p in found for line in Path(p).read_text().splitlines() if line.strip()]
+    found = sorted(
+        glob.glob(
+            os.path.join(os.environ["TEST_CACHE"], "tasks", "**", "eval.jsonl"), recursive=True
+        )
+    )
+    rows = [
+        json.loads(line) for p in found for line in Path(p).read_text().splitlines() if line.strip()
+    ]
     with open(WS / "code" / "sft_data.jsonl", "w") as fh:
         for row in rows:
-            fh.write(json.dumps({"prompt": row.get("question"), "completion": row.get("solution") or row.get("answer")}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "prompt": row.get("question"),
+                        "completion": row.get("solution") or row.get("answer"),
+                    }
+                )
+                + "\n"
+            )
     print(f"wrote {len(rows)} rows of 'extra' training data", flush=True)
     copy_base(WS / "output" / "v1")
     perturb(WS / "output" / "v1" / "model.safetensors", 0.05)
