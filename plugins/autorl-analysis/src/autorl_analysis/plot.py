@@ -72,6 +72,7 @@ def timeline_png(
             color="tab:green",
             linewidth=2.4,
             zorder=3,
+            clip_on=False,
             label="best so far",
         )
     top.set_ylim(0, high * 1.12)
@@ -82,7 +83,9 @@ def timeline_png(
     for index, (kind, _label, colour, marker) in enumerate(ROWS):
         xs = [e.t / 60 for e in events if e.kind == kind]
         if xs:
-            rows.scatter(xs, [index] * len(xs), color=colour, marker=marker, s=40, zorder=3)
+            rows.scatter(
+                xs, [index] * len(xs), color=colour, marker=marker, s=40, zorder=3, clip_on=False
+            )
     rows.set_yticks(range(len(ROWS)), [label for _, label, _, _ in ROWS])
     rows.set_ylim(-0.7, len(ROWS) - 0.3)
     rows.grid(alpha=0.3, axis="x")
