@@ -34,6 +34,18 @@ def summary_columns(analysis: Analysis) -> dict[str, Any]:
             for f in analysis.flags
         ],
         "failure_types": sorted({f.type for f in analysis.failures}),
+        "judge": _judge_column(analysis.judge),
+    }
+
+
+def _judge_column(judge: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The judge in one cell: who judged, its verdict per category, how many problems."""
+    if judge is None:
+        return None
+    return {
+        "driver": judge.get("driver"),
+        "verdicts": {v["category"]: v["verdict"] for v in judge.get("verdicts") or []},
+        "problems": len(judge.get("problems") or []),
     }
 
 
@@ -52,9 +64,9 @@ class AnalysisReport:
         run_dir, out_dir = Path(run_dir), Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         analysis, reader = analyse(run_dir)
-        verdicts = judge_from_config(reader)
-        if verdicts is not None:
-            analysis = _with_judge(analysis, verdicts)
+        judged = judge_from_config(reader, analysis)  # None unless AUTORL_ANALYSIS_JUDGE is set
+        if judged is not None:
+            analysis = _with_judge(analysis, judged)
         written = [
             _write(
                 out_dir / "analysis.json",
@@ -86,13 +98,19 @@ class AnalysisReport:
         return written
 
 
-def _with_judge(analysis: Analysis, verdicts: dict[str, Any]) -> Analysis:
+def _with_judge(analysis: Analysis, judged: dict[str, Any]) -> Analysis:
+    """The judge's result in ``judge``, its flags among the others (critical first), its
+    problems among the analysis's."""
     import dataclasses
 
     from autorl_analysis.judge import verdict_flags
 
-    flags = (*analysis.flags, *verdict_flags(verdicts))
-    return dataclasses.replace(analysis, judge=verdicts, flags=flags)
+    flags = sorted(
+        (*analysis.flags, *verdict_flags(judged)),
+        key=lambda f: ("critical", "warning", "info").index(f.severity),
+    )
+    problems = (*analysis.problems, *(f"judge: {p}" for p in judged.get("problems") or []))
+    return dataclasses.replace(analysis, judge=judged, flags=tuple(flags), problems=problems)
 
 
 def _extend_summary(path: Path, analysis: Analysis) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ from typing import Any
 from autorl_analysis.model import Analysis, Evidence, Flag, Route
 
 MAX_ROWS = 200
+SEVERITY_CLASS = {"violation": "critical", "suspicious": "warning"}
 
 
 def _md(text: Any) -> str:
@@ -98,9 +99,31 @@ def sections_md(analysis: Analysis) -> str:
     out += ["| t (s) | what | detail |", "|---:|---|---|"]
     for e in analysis.timeline[:MAX_ROWS]:
         out.append(f"| {e.t:.1f} | {e.kind} | {_md(e.label)} |")
+    if analysis.judge is not None:
+        out.append("\n" + judge_md(analysis.judge))
     if analysis.problems:
         out.append("\n### Analysis problems\n")
         out += [f"- {_md(p)}" for p in analysis.problems]
+    return "\n".join(out) + "\n"
+
+
+def judge_md(judge: dict[str, Any]) -> str:
+    """The LLM judge's verdicts (its flags are also in the flags block at the top)."""
+    how = "replayed from a cassette" if judge.get("replayed") else "live"
+    if judge.get("scripted"):
+        how += ", scripted (no LLM)"
+    out = [f"### LLM judge\n\n`{_md(judge.get('model') or judge.get('driver'))}` ({how})."]
+    if judge.get("summary"):
+        out.append(f"\n{_md(judge['summary'])}")
+    if judge.get("verdicts"):
+        out += ["", "| category | verdict | confidence | reason |", "|---|---|---:|---|"]
+        out += [
+            f"| {_md(v['category'])} | {_md(v['verdict'])} | {v['confidence']:.2f} | "
+            f"{_md(v['reason'])} |"
+            for v in judge["verdicts"]
+        ]
+    else:
+        out.append("\nNo verdicts (see the judge's problems under *Analysis problems*).")
     return "\n".join(out) + "\n"
 
 
@@ -240,17 +263,30 @@ def render_html(
         if driver_calls
         else "<p>No driver calls (no LLM drove this run).</p>",
     ]
-    if a.judge:
+    if a.judge is not None:
         verdicts = a.judge.get("verdicts") or []
+        how = "replayed from a cassette" if a.judge.get("replayed") else "live"
         parts += [
             "<h2 id='judge'>LLM judge</h2>",
+            f"<p><code>{_e(a.judge.get('model') or a.judge.get('driver'))}</code> ({_e(how)}). "
+            f"{_e(a.judge.get('summary') or '')}</p>",
             _table(
-                ["category", "verdict", "evidence"],
+                ["category", "verdict", "confidence", "reason", "evidence (quoted by the judge)"],
                 [
-                    [_e(v.get("category")), _e(v.get("verdict")), _e(v.get("evidence", ""))]
+                    [
+                        _e(v.get("category")),
+                        _e(v.get("verdict")),
+                        f"{float(v.get('confidence') or 0):.2f}",
+                        _e(v.get("reason", "")),
+                        "<br>".join(_e(q) for q in v.get("evidence") or []),
+                    ]
                     for v in verdicts
                 ],
-            ),
+                [SEVERITY_CLASS.get(str(v.get("verdict")), "") for v in verdicts],
+                "judge-table",
+            )
+            if verdicts
+            else "<p>No verdicts (see the analysis problems).</p>",
         ]
     if a.problems:
         parts.append("<h2>Analysis problems</h2><ul>")
