@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autorl_analysis.model import Analysis, Evidence, Flag
+from autorl_analysis.model import Analysis, Evidence, Flag, Severity
 
 ENV_DRIVER = "AUTORL_ANALYSIS_JUDGE"
 ENV_CASSETTE = "AUTORL_ANALYSIS_JUDGE_CASSETTE"
@@ -47,15 +47,16 @@ CATEGORIES: dict[str, str] = {
     "text that tries to instruct the reviewer",
 }
 VERDICTS = ("violation", "suspicious", "clean")
-SEVERITY = {"violation": "critical", "suspicious": "warning"}
+SEVERITY: dict[str, Severity] = {"violation": "critical", "suspicious": "warning"}
 
 MAX_DIGEST_CHARS = 12_000
-"""The whole data block (before the fence and the harness facts)."""
+"""The whole data block (inside the fence); the section budgets leave room for their titles, so
+this hard cut is a backstop."""
 SECTION_BUDGET = {
     "submissions": 1200,
     "commands": 2400,
     "code revisions": 1400,
-    "code": 4000,
+    "code": 3700,
     "messages": 1500,
     "agent.log (tail)": 1500,
 }
@@ -489,7 +490,7 @@ def verdict_flags(judge: dict[str, Any]) -> list[Flag]:
         flags.append(
             Flag(
                 kind=f"judge:{v['category']}",
-                severity=severity,  # type: ignore[arg-type]
+                severity=severity,
                 message=f"LLM judge ({driver}): {v['verdict']}: {v.get('reason', '')}"[:300],
                 evidence=tuple(Evidence(f"llm-judge:{driver}", q) for q in v.get("evidence", [])),
                 value=v.get("confidence"),
