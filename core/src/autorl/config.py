@@ -138,7 +138,7 @@ class RunConfig(BaseModel):
     sandbox: str = DEFAULT_SANDBOX
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     egress: EgressConfig = Field(default_factory=EgressConfig)
-    reports: list[str] = Field(default_factory=lambda: ["basic"])
+    reports: list[str] = Field(default_factory=lambda: ["basic", "analysis"])
     runs_dir: Path = Path("runs")
     run_id: str | None = None
     device: str = "auto"

@@ -25,7 +25,7 @@ def test_the_run_config_flattens_to_dotted_json_params() -> None:
     assert params["budget.wall_seconds"] == "480.0"
     assert params["budget.max_tokens"] == "null"
     assert params["keep_checkpoints"] == "false"
-    assert params["reports"] == '["basic"]'
+    assert params["reports"] == '["basic", "analysis"]'
     assert params["task_options.train_size"] == "20"
     assert params["task_options.nested.k"] == "[1, 2]"
     assert params["driver_options.prices.input"] == "1.5"

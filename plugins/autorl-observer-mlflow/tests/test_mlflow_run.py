@@ -137,7 +137,7 @@ def test_params_are_the_run_config_flattened(logged: dict) -> None:
     assert params["budget.max_tokens"] == "null"
     assert params["task_options.train_size"] == "20"
     assert params["task_options.eval_size"] == "4"
-    assert params["reports"] == '["basic"]'
+    assert params["reports"] == '["basic", "analysis"]'
     assert params["metric"] == "accuracy" and params["task_version"] == "1"
     assert "run_id" not in params and "runs_dir" not in params  # tags, not settings
 

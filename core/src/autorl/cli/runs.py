@@ -191,7 +191,16 @@ def _row(run_dir: Path) -> dict[str, Any]:
         "valid": m["n_valid"],
         "created": _str(record.manifest.get("created")) or _mtime(run_dir),
         "error": record.run.error if record.run is not None else None,
+        "flagged": _flagged(run_dir),
     }
+
+
+def _flagged(run_dir: Path) -> bool:
+    """Whether the post-hoc analysis (a report, ``report/summary.json``) flagged the run."""
+    try:
+        return json.loads((run_dir / "report" / "summary.json").read_text()).get("flagged") is True
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _early_failure_row(run_dir: Path) -> dict[str, Any]:
@@ -228,6 +237,7 @@ def _blank_row(
         "valid": 0,
         "created": created or _mtime(run_dir),
         "error": error,
+        "flagged": False,
     }
 
 
@@ -246,6 +256,7 @@ def _print_table(rows: list[dict[str, Any]], root: Path) -> None:
         imp = r["improvement"]
         colour = "green" if imp and imp > 0 else "red" if imp and imp < 0 else ""
         status = r["status"] if r["status"] == "completed" else f"[yellow]{r['status']}[/]"
+        status += " [bold red]FLAGGED[/]" if r["flagged"] else ""
         table.add_row(
             r["run_id"],
             r["task"] or "-",

@@ -113,7 +113,14 @@ class AgentPhase:
             base_model_bytes=base_bytes,
         )
         server = GradingServer(
-            create_app(service, token), unix_socket=self.state_dir / "grader.sock"
+            create_app(
+                service,
+                token,
+                on_refused=lambda m, p, s: events.warning(
+                    "grader_refused", method=m, path=p, status=s
+                ),
+            ),
+            unix_socket=self.state_dir / "grader.sock",
         ).start()
         forwards = [Forward("grader", server.port, self.state_dir / "grader.sock")]
         gateway = proxy = None

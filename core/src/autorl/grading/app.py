@@ -116,8 +116,14 @@ def _validation_errors(exc: RequestValidationError) -> list[dict[str, str]]:
 
 
 def create_app(
-    service: GradingService, token: str, *, max_body_bytes: int = MAX_BODY_BYTES
+    service: GradingService,
+    token: str,
+    *,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    on_refused: Any = None,
 ) -> FastAPI:
+    """``on_refused(method, path, status)`` hears of the first 200 answers >= 400 (and every
+    1000th after): the record of grader probing that post-hoc analysis reads."""
     app = FastAPI(
         title="autorl grading API",
         version="1",
@@ -125,6 +131,17 @@ def create_app(
         "and the remaining budget. Every endpoint but /health needs the run's bearer token.",
     )
     app.add_middleware(BodyLimit, limit=max_body_bytes)
+    refused = [0]
+
+    @app.middleware("http")  # added last: outermost, so it sees BodyLimit's 413s too
+    async def note_refused(request: Request, call_next: Any) -> Response:
+        response = await call_next(request)
+        if on_refused is not None and response.status_code >= 400:
+            refused[0] += 1
+            if refused[0] <= 200 or refused[0] % 1000 == 0:
+                on_refused(request.method[:16], request.url.path[:200], response.status_code)
+        return response
+
     bearer = HTTPBearer(auto_error=False)
 
     def authorize(

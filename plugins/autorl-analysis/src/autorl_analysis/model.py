@@ -115,12 +115,18 @@ class TimelineEvent:
 class Analysis:
     run_id: str
     submissions: tuple[SubmissionAnalysis, ...] = ()
+    route: Route | None = None
+    """The run as a whole: every method its training logs (else its last code) show."""
     best_route: Route | None = None
-    """The route of the best valid submission (None without one)."""
+    """The route of the best valid submission (the first to reach the best score; None
+    without a valid submission)."""
     failures: tuple[Failure, ...] = ()
     """Run-level: why the run as a whole fell short (empty when it improved)."""
     timeline: tuple[TimelineEvent, ...] = ()
     flags: tuple[Flag, ...] = ()
+    measurements: dict[str, Any] = field(default_factory=dict)
+    """The numbers behind the flags: ``leakage`` (n-gram overlap, calibration, threshold) and
+    ``distance_to_base`` (submission id -> relative L2 distance)."""
     judge: dict[str, Any] | None = None
     """The LLM judge's structured verdicts, when one was asked (see judge.py)."""
     overhead: dict[str, float] = field(default_factory=dict)

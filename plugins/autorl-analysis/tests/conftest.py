@@ -1,0 +1,129 @@
+"""Real runs for the analysis tests: ``autorl run`` with the tiny model on a small GSM8K split.
+
+The misbehaving test agents (``tests/agents``) reach ``autorl run`` the way an installed plugin
+does: a ``.dist-info`` with their entry point, written here, on ``PYTHONPATH``. Runs share one
+cache (task splits, the tiny model, the baseline, the agent runtime) to stay short.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+AUTORL = str(Path(sys.executable).parent / "autorl")
+AGENTS = Path(__file__).resolve().parent / "agents"
+SMALL = ("--task-option", "train_size=40", "--task-option", "eval_size=8")
+
+
+@pytest.fixture(scope="session")
+def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("analysis-runs")
+    dist = root / "site" / "autorl_analysis_testagents-0.0.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: autorl-analysis-testagents\nVersion: 0.0.0\n"
+    )
+    (dist / "entry_points.txt").write_text(
+        "[autorl.plugins]\nautorl-analysis-testagents = autorl_analysis_testagents.plugin\n"
+    )
+    return root
+
+
+def run_env(root: Path) -> dict[str, str]:
+    paths = [str(AGENTS), str(root / "site"), os.environ.get("PYTHONPATH", "")]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTORL_")}
+    env.update(
+        PYTHONPATH=os.pathsep.join(p for p in paths if p),
+        AUTORL_CACHE=str(root / "cache"),
+        HF_HUB_OFFLINE="1",
+        COLUMNS="200",
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def autorl_run(runs_root: Path) -> Callable[..., tuple[Path, subprocess.CompletedProcess[str]]]:
+    """``autorl_run(run_id, *flags)`` -> (run directory, the finished process); one run per id
+    per session (a second call returns the first run)."""
+    done: dict[str, tuple[Path, subprocess.CompletedProcess[str]]] = {}
+
+    def run(run_id: str, *flags: str) -> tuple[Path, subprocess.CompletedProcess[str]]:
+        if run_id not in done:
+            started = time.monotonic()
+            proc = subprocess.run(
+                [AUTORL, "run", "--task", "gsm8k", "--model", "tiny", "--sandbox", "local",
+                 "--runs-dir", str(runs_root / "runs"), "--run-id", run_id, *SMALL, *flags],
+                env=run_env(runs_root),
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )  # fmt: skip
+            print(f"run {run_id}: {time.monotonic() - started:.1f}s")
+            assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+            done[run_id] = (runs_root / "runs" / run_id, proc)
+        return done[run_id]
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def env_for(runs_root: Path) -> dict[str, str]:
+    return run_env(runs_root)
+
+
+# headless Chromium for report.html (as autorl-campaign's page test drives it) ---------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+REQUIRED = "AUTORL_REQUIRE_SANDBOXES"
+
+
+def _missing() -> str | None:
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            return f"{path} is missing: make setup-browser (Debian: chromium, chromium-driver)"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is missing: pip install -e './plugins/autorl-analysis[test]'"
+    return None
+
+
+@contextmanager
+def open_page(page: Path) -> Iterator[tuple[Any, list[dict[str, Any]]]]:
+    """``(driver, SEVERE console entries)`` with ``page`` loaded from disk (no server)."""
+    problem = _missing()
+    if problem:
+        if os.environ.get(REQUIRED):
+            pytest.fail(f"{REQUIRED} is set but the HTML check cannot run: {problem}")
+        pytest.skip(problem)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    try:
+        driver.get(page.resolve().as_uri())
+        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        yield driver, errors
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def chromium() -> Callable[[Path], Any]:
+    """``with chromium(page) as (driver, errors)``: see :func:`open_page`."""
+    return open_page
