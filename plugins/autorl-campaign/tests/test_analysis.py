@@ -257,3 +257,44 @@ def test_campaign_with_nothing_completed(
     assert c.notes[-1] == "no completed cell with a baseline score: nothing to compare yet"
     assert all(t.empty for t in c.tables.values())
     assert c.cells["status"].tolist() == ["failed", "pending"]
+
+
+def test_a_flagged_cell_is_named_counted_and_left_out_with_comparable_only(
+    campaign_dir: Path,
+) -> None:
+    store = open_store(campaign_dir, must_exist=True)
+    first = next(c for c in store.cells() if c["agent"] == "react" and c["seed"] == 3)
+    store.finish(
+        first["cell_id"],
+        status="completed",
+        results={**{k: first[k] for k in ("baseline", "best", "improvement")}, "flagged": 1},
+    )
+    store.close()
+    c = _compare(campaign_dir)
+    g1 = _row(c.tables["groups"], group=G1)
+    assert (g1.n, g1.n_flagged, g1.mean_improvement) == (3, 1, 6.0)  # used, and counted
+    assert any("flagged" in n and first["cell_id"] in n for n in c.notes)
+    kept = _row(_compare(campaign_dir, comparable_only=True).tables["groups"], group=G1)
+    # improvements 4, 6 without the flagged seed-3 cell (8)
+    assert (kept.n, kept.n_flagged, kept.mean_improvement) == (2, 0, 5.0)
+
+
+def test_a_store_from_before_the_analysis_columns_gains_them(tmp_path: Path) -> None:
+    import sqlite3
+
+    from autorl_campaign.store import CELL_COLUMNS
+
+    older = {k: v for k, v in CELL_COLUMNS.items() if k not in ("flagged", "best_route")}
+    db = sqlite3.connect(tmp_path / "campaign.sqlite")
+    db.execute(f"CREATE TABLE cells ({', '.join(f'{k} {v}' for k, v in older.items())})")
+    db.execute(
+        "INSERT INTO cells (cell_id, position, replicate, axes, config, status) "
+        "VALUES ('old', 0, 0, '{}', '{}', 'completed')"
+    )
+    db.commit()
+    db.close()
+    store = open_store(tmp_path, must_exist=True)
+    assert [(c["cell_id"], c["flagged"], c["best_route"]) for c in store.cells()] == [
+        ("old", None, None)
+    ]
+    store.close()

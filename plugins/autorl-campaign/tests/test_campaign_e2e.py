@@ -154,6 +154,8 @@ def scenario(workdir: Path, flags: list[str]) -> None:
     for c in stopped:
         assert after[c["cell_id"]]["attempts"] == 2
     assert all(c["baseline"] is not None and c["best"] is not None for c in after.values())
+    # the post-hoc analysis of each run reaches the store (no cell of this campaign cheats)
+    assert all(c["flagged"] is False and c["best_route"] for c in after.values())
 
     listed = subprocess.run(
         [AUTORL, "runs", "list", "--runs-dir", str(campaign_dir / "runs"), "--json",

@@ -45,7 +45,8 @@ SCALING_AXES: tuple[tuple[str, str, str | None, str], ...] = (
 )
 
 # Columns of the tables when they have no rows (the factor columns of `groups` vary).
-GROUP_COLUMNS = ["group", "label", "n", "n_no_valid", "n_incomparable", "mean_best", "best_low"]
+GROUP_COLUMNS = ["group", "label", "n", "n_no_valid", "n_incomparable", "n_flagged"]
+GROUP_COLUMNS += ["mean_best", "best_low"]
 GROUP_COLUMNS += ["best_high", "mean_improvement", "improvement_low", "improvement_high"]
 GROUP_COLUMNS += ["noise_floor", "clears_noise", "ci_above_zero", "note"]
 _PAIRED = ["n_pairs", "mean_diff", "diff_low", "diff_high", "sd_diff", "d_z", "p_value", "note"]
@@ -154,7 +155,17 @@ def compare_campaign(store: CampaignStore, options: Options | None = None) -> Co
             "failed) and are left out: " + ", ".join(c["cell_id"] for c in no_baseline)
         )
     usable = [c for c in completed if c.get("baseline") is not None]
+    flagged = [c for c in usable if c.get("flagged") is True]
+    if flagged:
+        notes.append(
+            f"{len(flagged)} cell(s) flagged by the integrity analysis (copy of the base, eval "
+            "leakage, a judge's violation...: see each run's report): "
+            + ", ".join(c["cell_id"] for c in flagged)
+            + ("; left out (--comparable-only)" if options.comparable_only else "")
+        )
     incomparable = [c for c in usable if c.get("comparable") is False]
+    if options.comparable_only:
+        usable = [c for c in usable if c.get("flagged") is not True]
     if incomparable and options.comparable_only:
         usable = [c for c in usable if c.get("comparable") is not False]
         notes.append(
@@ -264,6 +275,7 @@ def groups_table(
                 "n": imp.n,
                 "n_no_valid": sum(1 for c in g.cells if c.get("best") is None),
                 "n_incomparable": sum(1 for c in g.cells if c.get("comparable") is False),
+                "n_flagged": sum(1 for c in g.cells if c.get("flagged") is True),
                 "mean_best": _nan(best.mean),
                 "best_low": _nan(best.low),
                 "best_high": _nan(best.high),

@@ -43,6 +43,22 @@ def _calls(run_dir: Path) -> list[tuple[float, int, float]]:
     return calls
 
 
+def _analysis(run_dir: Path) -> dict[str, Any]:
+    """``flagged`` and ``best_route`` from the run's post-hoc analysis (``report/summary.json``,
+    written by the harness's reports after the agent ended); empty without one."""
+    try:
+        summary = json.loads((run_dir / "report" / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(summary, dict) or "flagged" not in summary:
+        return {}
+    route = summary.get("best_route")
+    return {
+        "flagged": int(summary.get("flagged") is True),
+        "best_route": route if isinstance(route, str) else None,
+    }
+
+
 def run_results(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The cell columns and the submission rows of one run directory."""
     record = load_run(run_dir)
@@ -62,6 +78,7 @@ def run_results(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "driver_tokens": sum(c[1] for c in calls) if calls else None,
         "driver_cost_usd": round(sum(c[2] for c in calls), 6) if calls else None,
         "comparable": int(comparable(record)),
+        **_analysis(run_dir),
     }
     se = noise(record, best)
     results.update(

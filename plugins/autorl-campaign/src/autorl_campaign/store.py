@@ -67,6 +67,8 @@ CELL_COLUMNS: dict[str, str] = {
     "driver_tokens": "INTEGER",
     "driver_cost_usd": "REAL",
     "comparable": "INTEGER",
+    "flagged": "INTEGER",
+    "best_route": "TEXT",
     "error": "TEXT",
 }
 SUBMISSION_COLUMNS: dict[str, str] = {
@@ -113,6 +115,10 @@ class CampaignStore:
             subs = ", ".join(f"{k} {v}" for k, v in SUBMISSION_COLUMNS.items())
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
             db.execute(f"CREATE TABLE IF NOT EXISTS cells ({cells})")
+            have = {r["name"] for r in db.execute("PRAGMA table_info(cells)")}
+            for name, kind in CELL_COLUMNS.items():  # a store from an older autorl-campaign
+                if name not in have:
+                    db.execute(f"ALTER TABLE cells ADD COLUMN {name} {kind}")
             db.execute(
                 f"CREATE TABLE IF NOT EXISTS submissions ({subs}, "
                 "PRIMARY KEY (cell_id, submission_id))"
@@ -272,8 +278,9 @@ def _decode(row: dict[str, Any]) -> dict[str, Any]:
     for key in ("axes", "config"):
         if isinstance(row.get(key), str):
             row[key] = json.loads(row[key])
-    if row.get("comparable") is not None:
-        row["comparable"] = bool(row["comparable"])
+    for key in ("comparable", "flagged"):
+        if row.get(key) is not None:
+            row[key] = bool(row[key])
     return row
 
 
