@@ -128,13 +128,19 @@ def _extend_summary(path: Path, analysis: Analysis) -> dict[str, Any] | None:
 
 
 def _extend_markdown(path: Path, top: str, body: str) -> None:
-    """Flags right under the title, the sections at the end; earlier ones are replaced."""
+    """Flags at the top (under the title and the basic report's own banners, such as NOT
+    COMPARABLE, which stay first), the sections at the end; earlier ones are replaced."""
     text = path.read_text(encoding="utf-8")
-    text = re.sub(re.escape(TOP) + r".*?" + re.escape(TOP_END) + r"\n?", "", text, flags=re.S)
+    text = re.sub(re.escape(TOP) + r".*?" + re.escape(TOP_END) + r"\n\n?", "", text, flags=re.S)
     text = re.sub(re.escape(BODY) + r".*?" + re.escape(BODY_END) + r"\n?", "", text, flags=re.S)
-    block = f"{TOP}\n{top}{TOP_END}\n"
-    first, sep, rest = text.partition("\n")
-    text = f"{first}\n\n{block}{rest}" if sep and first.startswith("# ") else block + text
+    lines = text.split("\n")
+    at = 0
+    if lines and lines[0].startswith("# "):
+        at = 1
+        while at < len(lines) and (not lines[at].strip() or lines[at].startswith(">")):
+            at += 1
+    block = [TOP, *top.rstrip("\n").split("\n"), TOP_END, ""]
+    text = "\n".join(lines[:at] + block + lines[at:])
     text = text.rstrip("\n") + f"\n\n{BODY}\n{body}{BODY_END}\n"
     _write(path, text)
 
