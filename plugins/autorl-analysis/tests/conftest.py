@@ -79,48 +79,17 @@ def env_for(runs_root: Path) -> dict[str, str]:
     return run_env(runs_root)
 
 
-# headless Chromium for report.html (as autorl-campaign's page test drives it) ---------------
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-REQUIRED = "AUTORL_REQUIRE_SANDBOXES"
-
-
-def _missing() -> str | None:
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            return f"{path} is missing: make setup-browser (Debian: chromium, chromium-driver)"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is missing: pip install -e './plugins/autorl-analysis[test]'"
-    return None
+# headless Chromium for report.html (autorl_testing.browser) ----------------------------------
 
 
 @contextmanager
 def open_page(page: Path) -> Iterator[tuple[Any, list[dict[str, Any]]]]:
     """``(driver, SEVERE console entries)`` with ``page`` loaded from disk (no server)."""
-    problem = _missing()
-    if problem:
-        if os.environ.get(REQUIRED):
-            pytest.fail(f"{REQUIRED} is set but the HTML check cannot run: {problem}")
-        pytest.skip(problem)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
+    from autorl_testing.browser import headless_chromium
+    from autorl_testing.browser import open_page as load
 
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    try:
-        driver.get(page.resolve().as_uri())
-        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
-        yield driver, errors
-    finally:
-        driver.quit()
+    with headless_chromium("pip install -e './plugins/autorl-analysis[test]'") as driver:
+        yield driver, load(driver, page)
 
 
 @pytest.fixture

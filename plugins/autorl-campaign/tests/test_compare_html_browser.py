@@ -1,68 +1,27 @@
 """The ``autorl compare`` page opened in headless Chromium: tables and figures render, and the
 console stays clean.
 
-Selenium drives Debian's chromedriver by its path, so Selenium Manager never tries to download
-a driver (there is no network for it). Without Chromium the test skips, and fails instead when
-``AUTORL_REQUIRE_SANDBOXES`` is set (``make test``, CI): a skip there would hide a missing
-``make setup-browser``.
+Headless Chromium comes from :mod:`autorl_testing.browser` (Debian's chromium and chromedriver
+by path; skips without them, fails under ``AUTORL_REQUIRE_SANDBOXES``).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from autorl_testing.browser import headless_chromium, open_page
 from click.testing import CliRunner
 
 from autorl.cli.main import cli
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-REQUIRED = "AUTORL_REQUIRE_SANDBOXES"
-
-
-def _missing() -> str | None:
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            return f"{path} is missing: make setup-browser (Debian: chromium, chromium-driver)"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is missing: pip install -e './plugins/autorl-campaign[test]'"
-    return None
-
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    problem = _missing()
-    if problem:
-        if os.environ.get(REQUIRED):
-            pytest.fail(f"{REQUIRED} is set but the HTML check cannot run: {problem}")
-        pytest.skip(problem)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    try:
+    with headless_chromium("pip install -e './plugins/autorl-campaign[test]'") as driver:
         yield driver
-    finally:
-        driver.quit()
-
-
-def _open(browser: Any, page: Path) -> list[dict[str, Any]]:
-    """Load ``page``; return the console's errors (SEVERE entries) of that load."""
-    browser.get_log("browser")  # drop what an earlier page left
-    browser.get(page.resolve().as_uri())
-    return [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
 
 
 def _rows(browser: Any, table_id: str) -> int:
@@ -72,7 +31,7 @@ def _rows(browser: Any, table_id: str) -> int:
 def test_the_page_renders_in_chromium(browser: Any, campaign_dir: Path) -> None:
     result = CliRunner().invoke(cli, ["compare", str(campaign_dir)])
     assert result.exit_code == 0, result.output
-    errors = _open(browser, campaign_dir / "compare" / "index.html")
+    errors = open_page(browser, campaign_dir / "compare" / "index.html")
     assert errors == []
     assert browser.title == "autorl compare: toy"
     # rows as computed in test_analysis.py: 4 groups, 2 tasks, 2 paired comparisons,
@@ -103,7 +62,7 @@ def test_the_check_catches_a_broken_page(browser: Any, tmp_path: Path) -> None:
         "</body></html>",
         encoding="utf-8",
     )
-    errors = _open(browser, page)
+    errors = open_page(browser, page)
     text = " ".join(e["message"] for e in errors)
     assert "missing.png" in text and "undefinedFunction" in text
     width = browser.execute_script("return document.images[0].naturalWidth;")
