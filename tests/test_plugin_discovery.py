@@ -189,7 +189,14 @@ def test_allow_list_loads_only_named_plugins(run_autorl) -> None:
 
 
 def test_blocking_the_builtins_removes_them(run_autorl) -> None:
-    rows = json.loads(run_autorl("list", "sandbox", "--json", AUTORL_BLOCK_PLUGINS="autorl").stdout)
-    # the core's own (local) is gone; the plugins' sandboxes stay
+    blocked = {"AUTORL_BLOCK_PLUGINS": "autorl"}
+    rows = json.loads(run_autorl("list", "executor", "--json", **blocked).stdout)
+    # the core's own (the serial `local` executor) is gone; the plugins' executors stay
     assert "local" not in {row["name"] for row in rows}
-    assert {row["provider"] for row in rows} <= {"autorl-sandbox-isolated", "autorl-sandbox-docker"}
+    assert {row["provider"] for row in rows} == {"autorl-campaign", "autorl-executor-ray"}
+    sandboxes = json.loads(run_autorl("list", "sandbox", "--json", **blocked).stdout)
+    assert {row["provider"] for row in sandboxes} == {
+        "autorl-sandbox-isolated",
+        "autorl-sandbox-docker",
+        "autorl-sandbox-local",
+    }
