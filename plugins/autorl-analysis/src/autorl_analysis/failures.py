@@ -158,7 +158,9 @@ def run_failures(
         )
     if end == "driver_unavailable":
         out.append(Failure("driver_unavailable", "", "the driver's upstream was down"))
-    if exit_code not in (None, 0) and not crash_list and not oom_kills:
+    # 143/137 after a deadline or budget stop are the harness's own SIGTERM/SIGKILL, not a crash
+    stopped_by_us = end is not None and end != "agent_exit" and exit_code in (143, 137, -15, -9)
+    if exit_code not in (None, 0) and not crash_list and not oom_kills and not stopped_by_us:
         out.append(
             Failure(
                 "agent_error",
