@@ -195,3 +195,23 @@ def test_matplotlib_is_imported_only_while_rendering() -> None:
     from autorl_testing.helpers import heavy_modules_imported_by
 
     assert heavy_modules_imported_by("autorl_report_basic.report", ("matplotlib",)) == []
+
+
+@pytest.mark.parametrize(
+    ("scores", "baseline", "top"),
+    [([41.0, 42.5], 40.0, 49.875), ([0.0], 0.0, 10.0), ([100.0], 90.0, 101.0), ([], None, 100.0)],
+)
+def test_the_score_axis_starts_at_zero(scores: list, baseline: float | None, top: float) -> None:
+    """A 2-point gain on a zoomed axis looked like a climb; the axis starts at 0 always."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from autorl_report_basic.plot import _y_range
+
+    fig, ax = plt.subplots()
+    try:
+        _y_range(ax, scores, baseline)
+        assert ax.get_ylim() == pytest.approx((0.0, top))
+    finally:
+        plt.close(fig)

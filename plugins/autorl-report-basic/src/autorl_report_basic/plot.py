@@ -56,8 +56,9 @@ def _draw(ax: Any, subs: list[Any], baseline: float | None, data: dict[str, Any]
             [*ys, ys[-1]],
             where="post",
             color="tab:green",
-            alpha=0.6,
-            linewidth=1.5,
+            alpha=0.8,
+            linewidth=2.2,
+            zorder=3,  # above the baseline's dashes when they coincide (no gain)
             label="best so far",
         )
         ax.plot(
@@ -162,11 +163,11 @@ def _draw(ax: Any, subs: list[Any], baseline: float | None, data: dict[str, Any]
 
 
 def _y_range(ax: Any, scores: list[float], baseline: float | None) -> None:
-    """Keep small differences visible but never zoom in past a 2-point window."""
+    """From 0, so a gain is seen at its true size (a zoomed axis makes noise look like a
+    climb); the top leaves room over the highest score, at least up to 10."""
     values = [*scores, *([baseline] if baseline is not None else [])]
     if not values:
-        ax.set_ylim(0, 100)
+        ax.set_ylim(0.0, 100.0)
         return
-    low, high = min(values), max(values)
-    pad = max((high - low) * 0.15, 1.0)
-    ax.set_ylim(max(0.0, low - pad * 1.5), min(100.0, high + pad) if high < 100 else 101)
+    high = max(values)
+    ax.set_ylim(0.0, 101.0 if high >= 100 else min(100.0, max(10.0, high * 1.15 + 1.0)))
