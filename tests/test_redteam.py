@@ -52,6 +52,7 @@ MUST_RUN = {
     "api_no_token",
     "api_admin_paths",
     "api_path_traversal",
+    "api_refusal_flood",
     "api_symlink_model_path",
     "api_symlink_in_checkpoint",
     "api_huge_body",
@@ -202,6 +203,12 @@ def test_every_attack_fails_and_the_run_is_intact(
     assert outcome.best_score is None or outcome.best_score <= 100
     events = (run_dir / "events.jsonl").read_text()
     assert "redteam" not in {json.loads(x).get("event") for x in events.splitlines()}
+    # the refusal flood (1,200 probes) left a bounded record of grader probing, paths cut
+    refused = [
+        e for e in map(json.loads, events.splitlines()) if e.get("event") == "grader_refused"
+    ]
+    assert 100 <= len(refused) <= 205, len(refused)
+    assert all(len(e["path"]) <= 200 for e in refused)
 
     # the base model in the cache is as it was (every file), and the key never reached the agent
     assert engine_base is not None

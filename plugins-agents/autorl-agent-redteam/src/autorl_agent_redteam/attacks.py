@@ -1546,6 +1546,28 @@ def api_admin_paths(run: Run, dl: Deadline) -> Result:
     return verdict(items, "admin-looking calls answered 2xx")
 
 
+@attack("api_refusal_flood", timeout=90)
+def api_refusal_flood(run: Run, dl: Deadline) -> Result:
+    """Send 1,200 refused requests (unknown paths 4,000 characters long, no token) to bloat
+    the harness's records of grader probing (``grader_refused`` events) and slow the grader.
+
+    Succeeded: the grader stopped answering (``GET /budget`` fails) afterwards. The harness side
+    (tests/test_redteam.py) also checks that the event log kept at most ~200 of them, each path
+    cut to 200 characters."""
+    if problem := _needs_api(run):
+        return problem
+    sent = 0
+    for n in range(1200):
+        if dl.left() < 10:
+            break
+        run.api.request("GET", f"/probe-{n}-" + "x" * 4000, None, token=None, timeout=5)
+        sent += 1
+    budget = run.api.request("GET", "/budget", None, timeout=15)
+    if not budget.ok:
+        return succeeded(f"after {sent} refused requests /budget answers HTTP {budget.status}")
+    return blocked(f"{sent} refused requests sent; the grader still answers", sent=sent)
+
+
 @attack("api_path_traversal", timeout=120)
 def api_path_traversal(run: Run, dl: Deadline) -> Result:
     """Submit ``model_path`` values outside ``output/``: ``../submissions.jsonl``,
