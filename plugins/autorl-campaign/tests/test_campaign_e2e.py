@@ -155,7 +155,10 @@ def scenario(workdir: Path, flags: list[str]) -> None:
         assert after[c["cell_id"]]["attempts"] == 2
     assert all(c["baseline"] is not None and c["best"] is not None for c in after.values())
     # the post-hoc analysis of each run reaches the store (no cell of this campaign cheats)
-    assert all(c["flagged"] is False and c["best_route"] for c in after.values())
+    # (the raw store keeps flags as SQLite integers: 0 is "analysed, not flagged", NULL is "no
+    # analysis")
+    analysed = {cid: (c["flagged"], c["best_route"]) for cid, c in after.items()}
+    assert all(f == 0 and r for f, r in analysed.values()), analysed
 
     listed = subprocess.run(
         [AUTORL, "runs", "list", "--runs-dir", str(campaign_dir / "runs"), "--json",
