@@ -42,6 +42,32 @@ def test_busy_machines_get_fewer_threads(monkeypatch: pytest.MonkeyPatch) -> Non
     assert free_cores(16) == 15
 
 
+def test_the_load_of_other_processes_is_measured_between_batches() -> None:
+    """A process spinning on one core reads as ~1 busy core elsewhere within a second (the
+    load average would take a minute), and our own busy time is not counted."""
+    import subprocess
+    import sys
+    import time
+
+    from autorl_hf.loading import OtherLoad, free_cores
+
+    meter = OtherLoad()
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        meter.cores()
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:  # we are busy too: not counted
+            pass
+        busy = meter.cores()
+    finally:
+        spin.kill()
+        spin.wait()
+    assert busy is not None and 0.6 <= busy <= 1.6, busy
+    assert meter.cores() is None  # asked again at once: too short to measure
+    assert free_cores(2, others=busy) == 1 and free_cores(2, others=0.1) == 2
+
+
 def test_not_a_model_directory(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match=r"no config.json"):
         load_model(tmp_path, device="cpu")

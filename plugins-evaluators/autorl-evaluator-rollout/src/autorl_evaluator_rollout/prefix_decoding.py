@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autorl_hf.generation import Completion, Prompt, cut_at_stop, encode, eos_ids
+from autorl_hf.loading import retune_threads
 
 MIN_PREFIX = 16
 """Below this many shared tokens a stored prefix is not worth its bookkeeping."""
@@ -151,6 +152,8 @@ class PrefixCachedDecoder:
         generator = torch.Generator(device="cpu").manual_seed(seed)
         out: list[Completion] = []
         for start in range(0, len(encoded), max(1, batch_size)):
+            if self.model.device.type == "cpu":
+                retune_threads(self.model.num_parameters())
             batch = encoded[start : start + max(1, batch_size)]
             out += self._batch(batch, max_new_tokens, temperature, stop, generator)
         return out

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autorl_hf.loading import retune_threads
+
 Prompt = str | list[dict[str, str]]
 ProgressFn = Callable[[int, int], None]
 BACKEND_ENV = "AUTORL_GENERATION_BACKEND"
@@ -180,6 +182,8 @@ def generate_completions(
     torch.manual_seed(seed)
     done = 0
     for start in range(0, len(order), batch_size):
+        if device.type == "cpu":
+            retune_threads(model.num_parameters())
         batch = order[start : start + batch_size]
         padded = _left_pad([encoded[i] for i in batch], pad_id).to(device)
         prompt_len = padded["input_ids"].shape[1]
