@@ -349,6 +349,7 @@ def test_summary_content(tmp_path: Path) -> None:
         "copy_of_base": False,
         "model_path": "output/v1",
         "eval_seconds": 28.0,
+        "score_se": None,
     }
     assert s["submissions"][1]["reason"] == "no weights"
     assert s["process_metrics"]["valid_submission_rate"] == 0.5

@@ -556,6 +556,7 @@ def _submission_row(s: SubmissionRecord) -> dict[str, Any]:
         "copy_of_base": s.copy_of_base,
         "model_path": s.model_path,
         "eval_seconds": s.eval_seconds,
+        "score_se": _score_se(s.metrics),
     }
 
 

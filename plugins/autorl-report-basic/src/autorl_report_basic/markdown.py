@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from autorl.records import RunRecord
@@ -146,11 +147,20 @@ def _submissions(d: dict[str, Any]) -> str:
     baseline = d.get("baseline_score")
     lines = [
         "## Submissions\n",
-        "| # | submitted | status | score | vs baseline | weights | code | note |",
-        "|---:|---:|---|---:|---:|---|---|---|",
+        "| # | submitted | status | score | vs baseline | vs previous (SE) | weights | code "
+        "| note |",
+        "|---:|---:|---|---:|---:|---:|---|---|---|",
     ]
+    previous: dict[str, Any] | None = None
     for r in rows:
         delta = r["score"] - baseline if r["score"] is not None and baseline is not None else None
+        step = "-"
+        if r.get("valid") and r["score"] is not None:
+            if previous is not None:
+                step = _signed(r["score"] - previous["score"])
+                if r.get("score_se") is not None and previous.get("score_se") is not None:
+                    step += f" (±{math.hypot(r['score_se'], previous['score_se']):.2f})"
+            previous = r
         note = r.get("reason") or ""
         if r.get("duplicate_of") is not None:
             note = f"same weights as #{r['duplicate_of']}"
@@ -165,6 +175,7 @@ def _submissions(d: dict[str, Any]) -> str:
                     r["status"],
                     _score(r["score"]),
                     _signed(delta),
+                    step,
                     _short(r.get("weight_hash")),
                     _short(r.get("code_revision"), keep=10),
                     _cell(note, limit=160),
@@ -172,7 +183,17 @@ def _submissions(d: dict[str, Any]) -> str:
             )
             + " |"
         )
-    lines += ["", "Submitted: time on the agent's budget clock when the agent submitted."]
+    note = (
+        "Submitted: time on the agent's budget clock when the agent submitted. vs previous: the "
+        "change from the previous valid submission (one training phase's effect when the agent "
+        "submits once a phase)"
+    )
+    if any(r.get("score_se") is not None for r in rows):
+        note += (
+            ", with the two scores' standard errors combined as sqrt(a² + b²) (unpaired, so "
+            "conservative: both are scored on the same held-out examples)"
+        )
+    lines += ["", note + "."]
     return "\n".join(lines) + "\n"
 
 

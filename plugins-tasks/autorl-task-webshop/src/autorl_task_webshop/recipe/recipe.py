@@ -27,10 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import interactive
 
 NAVIGATION = ("next >", "< prev", "back to search")
-DEFAULTS = ["--grpo-sessions", "2"]
-"""Task defaults, before the agent's own flags (argparse keeps the last value): GRPO steps of
-2 sessions x 4 episodes, half the generic size, for the ~90 s the default budget leaves after
-SFT (measured: in two default runs even this step did not finish, next to v1's evaluation)."""
+DEFAULTS = ["--grpo-sessions", "1", "--sft-share", "0.7", "--max-new-tokens", "24"]
+"""Task defaults, before the agent's own flags (argparse keeps the last value), sized to the
+default 8-minute CPU budget: 70 % of it for SFT (~270 s, ~70 steps of 4 turns), the rest for
+GRPO steps of one session x 4 episodes (a step measured 53-58 s alone on two cores, more
+beside v1's evaluation), replies of at most 24 tokens (the longest action is ~15)."""
 
 
 def direct_actions(expert: list[str]) -> list[str]:

@@ -30,7 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from recipe_common import StepTimes, log, merged
+from recipe_common import StepTimes, log, merged, share_cores
+from rollouts import PrefixStore, Sampled, cached_logprobs, sample
 from rounds import Run, even_share, recipe_parser, run_rounds
 from training import lora_config
 
@@ -66,6 +67,14 @@ def parse_args(
     p.add_argument("--grpo-lr", type=float, default=None, help="default 1e-4 LoRA, 1e-5 full")
     p.add_argument("--grpo-temperature", type=float, default=1.0)
     p.add_argument("--grpo-steps", type=int, default=20, help="cap on GRPO steps")
+    p.add_argument(
+        "--grpo-iterations",
+        type=int,
+        default=2,
+        help="optimiser steps per batch of rollouts (the first is on-policy; later ones are "
+        "clipped to the sampling policy)",
+    )
+    p.add_argument("--grpo-clip", type=float, default=0.2, help="clip range of the ratio")
     p.add_argument("--max-new-tokens", type=int, default=32)
     return p.parse_args(argv)
 
@@ -162,6 +171,8 @@ class Episode:
     actions: list[str] = field(default_factory=list)
     turns: list[tuple[list[int], list[int]]] = field(default_factory=list)
     """(prompt token ids, reply token ids) per turn, as sampled."""
+    kept: list[Sampled] = field(default_factory=list)
+    """Per turn, the reply with its prompt's keys/values (:mod:`rollouts`), for the loss step."""
     reward: float = 0.0
     done: bool = False
     success: bool = False
@@ -183,10 +194,9 @@ def play(
     max_new_tokens: int,
     max_steps: int | None = None,
 ) -> list[Episode]:
-    """Play ``group_size`` episodes of each session in lockstep: one batched ``generate`` per
-    turn over every live episode (left padding), sampling at ``temperature`` (0: greedy)."""
-    import torch
-
+    """Play ``group_size`` episodes of each session in lockstep: one batched sampling per turn
+    over every live episode (:func:`rollouts.sample`: each distinct prompt prefilled once), at
+    ``temperature`` (0: greedy). Each turn keeps its prompt's keys/values for the loss step."""
     episodes: list[Episode] = []
     for group, session_id in enumerate(session_ids):
         for _ in range(group_size):
@@ -194,8 +204,8 @@ def play(
             observation, _ = env.reset(session_id)
             episodes.append(Episode(session_id, group, env, [observation]))
     eos = tokenizer.eos_token_id
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
     model.eval()
+    store = PrefixStore()
     while live := [e for e in episodes if not e.done]:
         prompts = [
             _prompt_ids(
@@ -203,27 +213,20 @@ def play(
             )
             for e in live
         ]
-        width = max(len(p) for p in prompts)
-        input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
-        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-        sampling: dict[str, Any] = {"do_sample": temperature > 0}
-        if temperature > 0:
-            sampling["temperature"] = temperature
-        with torch.no_grad():
-            output = model.generate(
-                input_ids=input_ids.to(model.device),
-                attention_mask=attention.to(model.device),
-                max_new_tokens=max_new_tokens,
-                pad_token_id=pad,
-                **sampling,
-            )
-        for episode, prompt, row in zip(live, prompts, output[:, width:].tolist(), strict=True):
-            reply_ids = row[: row.index(eos) + 1] if eos in row else row
-            reply_ids = [t for t in reply_ids if t != pad or t == eos]
-            reply = tokenizer.decode(reply_ids, skip_special_tokens=True)
+        sampled = sample(
+            model,
+            prompts,
+            eos=eos,
+            temperature=temperature,
+            max_new_tokens=max_new_tokens,
+            store=store,
+        )
+        for episode, prompt, turn in zip(live, prompts, sampled, strict=True):
+            reply = tokenizer.decode(turn.reply, skip_special_tokens=True)
             action = kit.extract_action(reply) or (reply.strip().splitlines() or [""])[0]
             observation, reward, done, info = episode.env.step(action)
-            episode.turns.append((prompt, reply_ids))
+            episode.turns.append((prompt, turn.reply))
+            episode.kept.append(turn)
             episode.actions.append(action)
             episode.observations.append(observation)
             if done:
@@ -397,20 +400,53 @@ def weighted_step(
 
 
 def policy_loss_step(
-    model: Any, optimizer: Any, episodes: list[Episode], advs: list[float], micro_batch: int = 8
+    model: Any,
+    optimizer: Any,
+    episodes: list[Episode],
+    advs: list[float],
+    micro_batch: int = 8,
+    iterations: int = 1,
+    clip: float = 0.2,
 ) -> int:
-    """One optimiser step of REINFORCE with group baselines (GRPO without clipping: one update
-    per batch of fresh rollouts is on-policy). Returns the number of turns trained on."""
+    """GRPO's update on a batch of fresh rollouts: ``iterations`` optimiser steps on the
+    clipped objective ``-min(r A, clip(r, 1 - clip, 1 + clip) A)`` of every turn of every
+    episode with a non-zero advantage, ``r`` the ratio of the turn's mean action
+    log-probability to the one before the first step (which is therefore plain REINFORCE with
+    group baselines; later iterations are held near the sampling policy by the clip). Turns
+    sampled by :func:`play` are scored over their kept prompt keys/values
+    (:func:`rollouts.cached_logprobs`), others through :func:`action_logprobs`. Returns the
+    number of turns trained on."""
+    import torch
+
     samples = [
-        (prompt, reply, adv)
+        (prompt, reply, kept, adv)
         for episode, adv in zip(episodes, advs, strict=True)
         if adv != 0.0
-        for prompt, reply in episode.turns
+        for (prompt, reply), kept in zip(
+            episode.turns, episode.kept or [None] * len(episode.turns), strict=True
+        )
         if reply
     ]
     if not samples:
         return 0
-    weighted_step(model, optimizer, samples, micro_batch)
+    old: list[Any] = []
+    for iteration in range(max(1, iterations)):
+        model.train()
+        optimizer.zero_grad()
+        for index, start in enumerate(range(0, len(samples), micro_batch)):
+            chunk = samples[start : start + micro_batch]
+            if all(kept is not None for _, _, kept, _ in chunk):
+                logp = cached_logprobs(model, [kept for _, _, kept, _ in chunk])
+            else:
+                logp = action_logprobs(model, [(p, r) for p, r, _, _ in chunk], True)
+            if iteration == 0:
+                old.append(logp.detach())
+            ratio = torch.exp(logp - old[index])
+            adv = torch.tensor([a for *_, a in chunk], device=logp.device)
+            objective = torch.minimum(ratio * adv, ratio.clamp(1.0 - clip, 1.0 + clip) * adv)
+            (-objective.sum() / len(samples)).backward()
+        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
+        optimizer.step()
     return len(samples)
 
 
@@ -532,10 +568,14 @@ def run_online_grpo(
     args: argparse.Namespace,
     seconds: float,
     step_times: StepTimes,
+    grader_busy: Callable[[], bool] = lambda: False,
 ) -> tuple[Any, int]:
-    """GRPO steps on fresh rollouts until ``seconds`` pass; returns (merged model, steps)."""
+    """GRPO steps on fresh rollouts until ``seconds`` pass; returns (merged model, steps).
+    ``grader_busy()``: whether a submission is being evaluated now (a step then trains on one
+    core fewer: :func:`recipe_common.share_cores`)."""
     import torch
 
+    cores = torch.get_num_threads()
     model = with_adapter(model, args)
     lr = args.grpo_lr or (1e-4 if args.mode == "lora" else 1e-5)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
@@ -551,6 +591,7 @@ def run_online_grpo(
             )
             break
         started = time.monotonic()
+        threads = share_cores(grader_busy(), cores)
         chosen = rng.sample(session_ids, min(args.grpo_sessions, len(session_ids)))
         episodes = play(
             model,
@@ -563,7 +604,14 @@ def run_online_grpo(
         )
         advs = advantages(episodes)
         played = time.monotonic() - started
-        trained = policy_loss_step(model, optimizer, episodes, advs)
+        trained = policy_loss_step(
+            model,
+            optimizer,
+            episodes,
+            advs,
+            iterations=args.grpo_iterations,
+            clip=args.grpo_clip,
+        )
         steps += 1
         elapsed = time.monotonic() - started
         step_times.seconds["online-grpo"] = elapsed
@@ -572,7 +620,7 @@ def run_online_grpo(
         log(
             f"  grpo step {steps}: {len(episodes)} episodes, mean reward {mean:.2f}, "
             f"{wins} successes, {trained} turns trained; rollouts {played:.0f}s, "
-            f"step {elapsed:.0f}s"
+            f"step {elapsed:.0f}s on {threads} thread(s)"
         )
         if time.monotonic() >= deadline:
             break
@@ -616,6 +664,7 @@ def main(
             args=args,
             seconds=seconds,
             step_times=run.step_times,
+            grader_busy=lambda: bool(run.subs.poll() or run.subs.pending()),
         )
 
     return run_rounds(

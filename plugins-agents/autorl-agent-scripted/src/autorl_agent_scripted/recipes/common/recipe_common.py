@@ -162,6 +162,10 @@ class Submissions:
                     f"{record.get('best_score')}){reason}"
                 )
 
+    def pending(self) -> int:
+        """Submissions not final at the last :meth:`poll` (the grader is evaluating them)."""
+        return len(self.ids) - len(self.scores)
+
     def wait(self, until: float, every: float = 2.0) -> None:
         """Poll until every submission is final or ``until`` (monotonic) passes."""
         while True:
@@ -175,6 +179,18 @@ def device() -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def share_cores(grader_busy: bool, cores: int) -> int:
+    """Torch threads for the next step on a CPU: one core fewer while the grader evaluates a
+    submission on the same machine. Threads of one op wait for each other, so two training
+    threads beside the grader's stall each other and it; one thread each keeps both going."""
+    import torch
+
+    wanted = max(1, cores - 1) if grader_busy else cores
+    if device() == "cpu" and torch.get_num_threads() != wanted:
+        torch.set_num_threads(wanted)
+    return wanted
 
 
 def load_base(path: Path) -> tuple[Any, Any]:
