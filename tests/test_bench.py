@@ -46,6 +46,14 @@ def test_action_sft_step_times_both_ways(tmp_path: Path) -> None:
     assert summary["full backprop"] > 0 and summary["prompt without gradient"] > 0
 
 
+def test_grpo_step_times_the_recipe_against_trl(tmp_path: Path) -> None:
+    args = ("--model", "tiny", "--sessions", "1", "--group", "2", "--steps", "1")
+    stdout, summary = bench("grpo_step.py", *args, "--max-new-tokens", "6", cache=tmp_path)
+    assert "recipe vs TRL GRPOTrainer" in stdout
+    assert summary["recipe, one turn"] > 0 and summary["TRL GRPOTrainer"] > 0
+    assert summary["recipe, whole episodes"] > 0 and summary["ratio"] > 0
+
+
 def test_eval_noise_scores_one_checkpoint_under_other_orders(tmp_path: Path) -> None:
     args = ("tiny", "--orders", "2", "--samples", "1", "--option", "eval_size=4")
     stdout, summary = bench("eval_noise.py", *args, cache=tmp_path)

@@ -23,7 +23,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autorl_hf.generation import Completion, Prompt, cut_at_stop, encode, eos_ids
+from autorl_hf.generation import (
+    Completion,
+    Prompt,
+    cache_arg,
+    cache_of,
+    cut_at_stop,
+    encode,
+    eos_ids,
+)
 from autorl_hf.loading import retune_threads
 
 MIN_PREFIX = 16
@@ -206,10 +214,10 @@ class PrefixCachedDecoder:
                     attention_mask=mask.to(self.device),
                     position_ids=next_pos[:, None].to(self.device),
                     cache_position=torch.tensor([width + step], device=self.device),
-                    past_key_values=cache,
+                    **cache_arg(self.model, cache),
                     use_cache=True,
                 )
-                cache = output.past_key_values
+                cache = cache_of(output)
                 last_logits = output.logits[:, -1, :]
                 next_pos = next_pos + 1
         return [self._completion(g, f, stop) for g, f in zip(generated, finish, strict=True)]
@@ -226,11 +234,11 @@ class PrefixCachedDecoder:
         output = self.model(
             input_ids=torch.tensor([suffix], dtype=torch.long, device=self.device),
             position_ids=torch.arange(start, start + len(suffix), device=self.device)[None],
-            past_key_values=_cache_from(prefix_kv) if prefix_kv else None,
+            **cache_arg(self.model, _cache_from(prefix_kv) if prefix_kv else None),
             use_cache=True,
             logits_to_keep=1,
         )
-        return output.logits[:, -1, :], _layers_kv(output.past_key_values)
+        return output.logits[:, -1, :], _layers_kv(cache_of(output))
 
     def _stack(
         self, row_kv: list[list[tuple[Any, Any]]], lengths: list[int], room: int

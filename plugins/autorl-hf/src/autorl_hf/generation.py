@@ -248,6 +248,22 @@ def generate_one_by_one(
     return generate(model, tokenizer, prompts, **kwargs)
 
 
+def cache_arg(model: Any, cache: Any) -> dict[str, Any]:
+    """``cache`` as the model's forward takes it: ``cache=`` (transformers 5.2x, where
+    ``past_key_values=`` prints a deprecation warning at every call) or ``past_key_values=``."""
+    import inspect
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    name = "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
+    return {name: cache}
+
+
+def cache_of(output: Any) -> Any:
+    """The keys/values cache a forward pass returned (``cache``, or ``past_key_values``)."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
+
+
 def pick_backend(device: str = "auto") -> str:
     """``vllm`` when forced by ``$AUTORL_GENERATION_BACKEND`` or when it can run here, else
     ``transformers``."""

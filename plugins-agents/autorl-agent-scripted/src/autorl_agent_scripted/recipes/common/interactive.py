@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recipe_common import StepTimes, log, merged, share_cores
-from rollouts import PrefixStore, Sampled, cached_logprobs, sample
+from rollouts import PrefixStore, Sampled, cache_arg, cache_of, cached_logprobs, sample
 from rounds import Run, even_share, recipe_parser, run_rounds
 from training import lora_config
 
@@ -332,24 +332,26 @@ def _action_logprobs_detached(model: Any, pairs: list[tuple[list[int], list[int]
                 input_ids=torch.tensor([heads[0][:shared]], device=device),
                 use_cache=True,
                 logits_to_keep=1,
-            ).past_key_values
+            )
+            cache = cache_of(cache)
             cache.batch_repeat_interleave(size)
         if width:
             cache = model(
                 input_ids=rest_ids.to(device),
                 attention_mask=torch.cat([shared_mask, rest_mask], dim=-1).to(device),
                 position_ids=(shared + rest_mask.cumsum(-1) - 1).clamp(min=0).to(device),
-                past_key_values=cache,
+                **cache_arg(model, cache),
                 use_cache=True,
                 logits_to_keep=1,
-            ).past_key_values
+            )
+            cache = cache_of(cache)
     start = shared + rest_mask.sum(-1, keepdim=True)
     logits = (
         model(
             input_ids=tail_ids.to(device),
             attention_mask=torch.cat([shared_mask, rest_mask, tail_mask], dim=-1).to(device),
             position_ids=(start + torch.arange(span)[None, :]).to(device),
-            past_key_values=cache,
+            **cache_arg(model, cache),
             use_cache=True,
         )
         .logits[:, :-1]

@@ -19,6 +19,7 @@ Standard library at import time; torch and transformers inside the functions.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,20 @@ class Sampled:
     """Keys/values of the prompt without its last token (shared between identical prompts)."""
     last: int
     """The prompt's last token: the first position the loss step runs with gradient."""
+
+
+def cache_arg(model: Any, cache: Any) -> dict[str, Any]:
+    """``cache`` as the model's forward takes it: ``cache=`` (transformers 5.2x, where
+    ``past_key_values=`` prints a deprecation warning at every call) or ``past_key_values=``."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    name = "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
+    return {name: cache}
+
+
+def cache_of(output: Any) -> Any:
+    """The keys/values cache a forward pass returned (``cache``, or ``past_key_values``)."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
 
 
 def _layers(cache: Any) -> KV:
@@ -99,11 +114,11 @@ class PrefixStore:
         out = model(
             input_ids=torch.tensor([head[shared:]], device=model.device),
             position_ids=torch.arange(shared, len(head), device=model.device)[None],
-            past_key_values=past,
+            **cache_arg(model, past),
             use_cache=True,
             logits_to_keep=1,
         )
-        kv = _layers(out.past_key_values)
+        kv = _layers(cache_of(out))
         self.heads.append((head, kv))
         return kv
 
@@ -152,7 +167,7 @@ def sample(
                     input_ids=tokens,
                     attention_mask=mask.to(device),
                     position_ids=positions,
-                    past_key_values=cache,
+                    **cache_arg(model, cache),
                     use_cache=True,
                 )
                 .logits[:, -1, :]
@@ -193,7 +208,7 @@ def cached_logprobs(model: Any, items: list[Sampled]) -> Any:
             input_ids=tail_ids.to(device),
             attention_mask=torch.cat([prefix_mask, tail_mask], dim=-1).to(device),
             position_ids=positions.to(device),
-            past_key_values=cache,
+            **cache_arg(model, cache),
             use_cache=True,
         )
         .logits[:, :-1]
