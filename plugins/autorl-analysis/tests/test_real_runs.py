@@ -61,6 +61,15 @@ def test_sft_only_recipe_is_attributed_sft(autorl_run: RunFn) -> None:
     summary = summary_of(run_dir)
     assert summary["best_route"] == "sft" and summary["route"] == "sft"
     assert summary["flagged"] is False
+    # the harness's own time, phase by phase, adds up to the run's wall time
+    # (written while the reports are: the run ends when run.json says, the reports' own time is
+    # known only to `autorl report` afterwards)
+    t = a["overhead"]
+    phases = ("setup", "sandbox_start", "agent", "evaluation_after_agent")
+    assert all(t[k] >= 0 for k in phases) and 0 < t["agent"] <= 35
+    assert abs(sum(t[k] for k in phases) - t["total"]) < 1.0
+    assert t["harness"] == round(t["total"] - t["agent"], 1) and t["evaluation"] > 0
+    assert "### Where the wall time went" in (run_dir / "report" / "report.md").read_text()
 
 
 def test_sft_then_grpo_recipe_is_attributed_mixed(autorl_run: RunFn) -> None:

@@ -353,6 +353,54 @@ def timeline(reader: RunReader) -> list[TimelineEvent]:
 # the whole analysis ------------------------------------------------------------------------------
 
 
+FINAL = ("scored", "failed", "duplicate")
+
+
+def overhead(reader: RunReader) -> dict[str, float]:
+    """Where the run's wall time went, from its own records (seconds): ``setup`` (run start to
+    the baseline: preparing the task and model, evaluating or reading the baseline),
+    ``sandbox_start`` (baseline to the agent's launch), ``agent`` (its phase),
+    ``evaluation_after_agent`` (the agent's end to the last final score),
+    ``report`` (then to the run's end), ``total``, and ``harness`` (total less the agent's
+    phase); ``evaluation`` sums every submission's evaluation, much of it beside the agent.
+    Phases whose events are missing (an interrupted run) are left out."""
+    run = reader.record.run
+    start = iso_seconds(run.started) if run is not None else None
+    stamp = {
+        name: next(
+            (iso_seconds(e.get("timestamp")) for e in reader.events if e.get("event") == name),
+            None,
+        )
+        for name in ("baseline", "agent_launch", "agent_stopped", "run_end")
+    }
+    finals = [
+        iso_seconds(e.get("timestamp"))
+        for e in reader.events
+        if e.get("event") == "submission" and e.get("status") in FINAL
+    ]
+    last_final = max((t for t in finals if t is not None), default=None)
+    stopped = stamp["agent_stopped"]
+    after = max(stopped, last_final) if stopped is not None and last_final else stopped
+    # the reports are written before the run_end event: while they are, the run's end is the
+    # time run.json recorded (after the last evaluation), and the reports' own time is unknown
+    end = stamp["run_end"] or (iso_seconds(run.ended) if run is not None else None)
+    points = [
+        ("setup", start, stamp["baseline"]),
+        ("sandbox_start", stamp["baseline"], stamp["agent_launch"]),
+        ("agent", stamp["agent_launch"], stopped),
+        ("evaluation_after_agent", stopped, after),
+        ("report", after, stamp["run_end"]),
+        ("total", start, end),
+    ]
+    out = {name: round(b - a, 1) for name, a, b in points if a is not None and b is not None}
+    if "total" in out and "agent" in out:
+        out["harness"] = round(out["total"] - out["agent"], 1)
+    evals = [s.eval_seconds for s in reader.record.submissions if s.eval_seconds is not None]
+    if evals:
+        out["evaluation"] = round(sum(evals), 1)
+    return out
+
+
 def oom_kills(record: RunRecord) -> int:
     fields = record.run.fields if record.run is not None else {}
     box = fields.get("sandbox") if isinstance(fields.get("sandbox"), dict) else {}
@@ -403,6 +451,7 @@ def analyse(run_dir: Path) -> tuple[Analysis, RunReader]:
             sorted(flag_list, key=lambda f: ("critical", "warning", "info").index(f.severity))
         ),
         measurements=measured,
+        overhead=overhead(reader),
         problems=tuple(reader.problems),
     )
     return analysis, reader

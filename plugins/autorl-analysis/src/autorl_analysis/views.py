@@ -46,6 +46,18 @@ def flags_md(analysis: Analysis) -> str:
     return "\n".join(lines) + "\n"
 
 
+OVERHEAD_LABELS = {
+    "setup": "setup: prepare task and model, baseline",
+    "sandbox_start": "sandbox start",
+    "agent": "agent phase",
+    "evaluation_after_agent": "evaluations after the agent",
+    "report": "reports",
+    "harness": "harness (total less the agent)",
+    "total": "total",
+    "evaluation": "all evaluations of submissions (partly beside the agent)",
+}
+
+
 def sections_md(analysis: Analysis) -> str:
     """The analysis sections appended to report.md."""
     out = ["## Analysis\n"]
@@ -95,6 +107,15 @@ def sections_md(analysis: Analysis) -> str:
             f"{leak.get('ngram')}-grams with the agent's files (rate {leak.get('rate')}; train "
             f"split {leak.get('train_rate')}; threshold {leak.get('threshold')})."
         )
+    if analysis.overhead:
+        out.append("\n### Where the wall time went\n")
+        out += ["| phase | seconds | share |", "|---|---:|---:|"]
+        total = analysis.overhead.get("total") or 0.0
+        for key, label in OVERHEAD_LABELS.items():
+            value = analysis.overhead.get(key)
+            if value is not None:
+                share = f"{value / total:.0%}" if total > 0 and key != "evaluation" else ""
+                out.append(f"| {label} | {value:.1f} | {share} |")
     out.append("\n### Timeline\n")
     out += ["| t (s) | what | detail |", "|---:|---|---|"]
     for e in analysis.timeline[:MAX_ROWS]:

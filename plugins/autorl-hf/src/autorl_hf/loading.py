@@ -147,6 +147,9 @@ def load_model(path: str | Path, *, device: str = "auto", dtype: Any = None) -> 
     device = pick_device(device)
     if dtype is None:
         dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # a bar per evaluation would interleave with the console
     model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
     if device == "cpu":
         configure_threads(sum(p.numel() for p in model.parameters()))

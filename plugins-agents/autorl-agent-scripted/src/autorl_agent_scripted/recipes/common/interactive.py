@@ -586,7 +586,7 @@ def run_online_grpo(
     steps = 0
     while steps < args.grpo_steps:
         step_s = step_times.seconds.get("online-grpo")
-        if step_s and time.monotonic() + step_s > deadline:
+        if step_s and time.monotonic() + 1.25 * step_s > deadline:
             log(
                 f"  grpo: a step takes ~{step_s:.0f}s; stopping with "
                 f"{deadline - time.monotonic():.0f}s left"
@@ -616,7 +616,9 @@ def run_online_grpo(
         )
         steps += 1
         elapsed = time.monotonic() - started
-        step_times.seconds["online-grpo"] = elapsed
+        # the slowest step so far: episodes' lengths vary (a step measured 9 s and then 63 s),
+        # and a step that overruns the budget loses the phase's checkpoint
+        step_times.seconds["online-grpo"] = max(elapsed, step_times.seconds.get("online-grpo", 0))
         mean = sum(e.reward for e in episodes) / len(episodes)
         wins = sum(e.success for e in episodes)
         log(

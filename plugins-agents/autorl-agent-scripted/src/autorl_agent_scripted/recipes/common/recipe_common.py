@@ -199,6 +199,9 @@ def load_base(path: Path) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     on_gpu = device() == "cuda"
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # loading and saving bars would flood agent.log
     model = AutoModelForCausalLM.from_pretrained(
         str(path), dtype=torch.bfloat16 if on_gpu else torch.float32
     )
