@@ -14,6 +14,12 @@ This measures what each buys on the current machine, with the real evaluator:
     .venv/bin/python bench/rollout_throughput.py --prompt react         # the reference prompt
 
 Greedy decoding: every mode must play the same actions; the script says whether they did.
+
+The roofline: for the lockstep mode it also prints the model's arithmetic per second (the token
+positions it ran, prefill padding included, times two multiply-adds per weight; attention and the
+language-model head counted apart) beside this machine's measured fp32 matrix-product throughput
+(``torch.mm`` of 2,048-square matrices on the same threads): the fraction says how far from the
+limit evaluation runs.
 The model comes from the registry (``autorl list model``), materialised into
 ``$AUTORL_CACHE/models``; the sessions are the first ``--sessions`` eval sessions of the WebShop
 task prepared as a run prepares it (offline catalogue, ``--prompt`` style, ``--max-steps``).
@@ -58,6 +64,49 @@ def play(model_dir: Path, prepared: Any, work: Path, **config: Any) -> dict[str,
     )
     actions = [json.loads(line)["actions"] for line in result.details_path.read_text().splitlines()]
     return {"score": result.score, "metrics": dict(result.metrics), "actions": actions}
+
+
+def matmul_gflops(seconds: float = 3.0) -> float:
+    """This machine's fp32 matrix-product throughput on torch's current threads (GFLOP/s)."""
+    import time
+
+    import torch
+
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    torch.mm(a, b)  # warm-up
+    runs, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        torch.mm(a, b)
+        runs += 1
+    return 2 * 2048**3 * runs / (time.perf_counter() - started) / 1e9
+
+
+def model_sizes(model_dir: Path) -> tuple[int, int]:
+    """(weights per token position outside the embedding/head, weights of the head)."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    head = config.vocab_size * config.hidden_size
+    embed = model.get_input_embeddings().weight.numel()
+    body = sum(p.numel() for p in model.parameters()) - embed
+    if not getattr(config, "tie_word_embeddings", False):
+        body -= head  # an untied head is counted apart, like a tied one
+    return body, head
+
+
+def roofline(metrics: dict[str, Any], body: int, head: int, peak: float) -> dict[str, float]:
+    """The lockstep evaluation's model arithmetic per second as a fraction of ``peak``."""
+    flops = 2 * body * metrics["positions_run"] + 2 * head * metrics["head_positions"]
+    achieved = flops / metrics["seconds"] / 1e9
+    return {
+        "positions_per_second": round(metrics["positions_run"] / metrics["seconds"], 1),
+        "model_gflops": round(achieved, 1),
+        "matmul_gflops": round(peak, 1),
+        "roofline_fraction": round(achieved / peak, 3),
+        "prompt_tokens_computed": metrics["prompt_tokens_computed"],
+        "prompt_tokens_reused": metrics["prompt_tokens_reused"],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,6 +181,16 @@ def main(argv: list[str] | None = None) -> int:
         summary[f"speedup_vs_{name}"] = round(ratio, 2)
         summary[f"same_actions_as_{name}"] = same
         print(f"lockstep vs {name}: {ratio:.1f}x episodes/s; same actions: {same}")
+    body, head = model_sizes(model_path)
+    line = roofline(first["metrics"], body, head, matmul_gflops())
+    summary["roofline"] = line
+    print(
+        f"roofline (lockstep): {line['positions_per_second']:.0f} token positions/s "
+        f"({line['prompt_tokens_computed']} prompt tokens computed, "
+        f"{line['prompt_tokens_reused']} reused) = {line['model_gflops']:.1f} GFLOP/s of "
+        f"model arithmetic vs {line['matmul_gflops']:.1f} GFLOP/s measured for a large fp32 "
+        f"matrix product: {100 * line['roofline_fraction']:.0f}% of the limit"
+    )
     write_json(args.json, summary)
     return 0
 

@@ -37,6 +37,10 @@ def test_rollout_throughput_compares_lockstep_with_one_at_a_time(tmp_path: Path)
     assert "lockstep vs one-at-a-time, plain:" in stdout
     assert summary["speedup_vs_one-at-a-time, plain"] > 0
     assert summary["same_actions_as_one-at-a-time, plain"] is True  # greedy: the same episodes
+    line = summary["roofline"]
+    assert "% of the limit" in stdout
+    assert line["matmul_gflops"] > 0 and 0 < line["roofline_fraction"] < 1.5
+    assert line["prompt_tokens_computed"] > 0 and line["prompt_tokens_reused"] > 0
 
 
 def test_action_sft_step_times_both_ways(tmp_path: Path) -> None:

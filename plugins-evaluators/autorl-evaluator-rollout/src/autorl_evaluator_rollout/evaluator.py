@@ -222,6 +222,14 @@ class RolloutEvaluator:
             turns=lockstep.turns,
             load_seconds=round(loaded - started, 2),
         )
+        if policy.decoder is not None:  # what the model computed (bench/rollout_throughput.py)
+            decoder = policy.decoder
+            metrics.update(
+                prompt_tokens_computed=decoder.prompt_tokens_computed,
+                prompt_tokens_reused=decoder.prompt_tokens_reused,
+                positions_run=decoder.positions_run,
+                head_positions=decoder.head_positions,
+            )
         return EvalResult(
             score=100.0 * sum(e.success for e in episodes) / len(episodes),
             n=len(episodes),

@@ -11,6 +11,7 @@ a model *directory*) use vLLM instead; see :mod:`autorl_hf.vllm_backend`.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -251,11 +252,17 @@ def generate_one_by_one(
 def cache_arg(model: Any, cache: Any) -> dict[str, Any]:
     """``cache`` as the model's forward takes it: ``cache=`` (transformers 5.2x, where
     ``past_key_values=`` prints a deprecation warning at every call) or ``past_key_values=``."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return {_cache_keyword(type(base)): cache}
+
+
+@functools.lru_cache(maxsize=64)
+def _cache_keyword(model_class: type) -> str:
+    """Read once per model class (a signature lookup at every decoding step adds up)."""
     import inspect
 
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    name = "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
-    return {name: cache}
+    names = inspect.signature(model_class.forward).parameters
+    return "cache" if "cache" in names else "past_key_values"
 
 
 def cache_of(output: Any) -> Any:

@@ -31,7 +31,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recipe_common import StepTimes, log, merged, share_cores
-from rollouts import PrefixStore, Sampled, cache_arg, cache_of, cached_logprobs, sample
+from rollouts import (
+    PrefixStore,
+    Sampled,
+    cache_arg,
+    cache_of,
+    cached_logprobs,
+    sample,
+    tail_logprobs,
+)
 from rounds import Run, even_share, recipe_parser, run_rounds
 from training import lora_config
 
@@ -313,17 +321,13 @@ def _action_logprobs_detached(model: Any, pairs: list[tuple[list[int], list[int]
     shared = _shared_prefix(heads)
     rests = [h[shared:] for h in heads]
     tails = [[p[-1], *a] for p, a in pairs]
-    size, width, span = len(pairs), max(len(r) for r in rests), max(len(t) for t in tails)
+    size, width = len(pairs), max(len(r) for r in rests)
     rest_ids = torch.zeros((size, width), dtype=torch.long)
     rest_mask = torch.zeros((size, width), dtype=torch.long)
-    tail_ids = torch.zeros((size, span), dtype=torch.long)
-    tail_mask = torch.zeros((size, span), dtype=torch.long)
-    for row, (rest, tail) in enumerate(zip(rests, tails, strict=True)):
+    for row, rest in enumerate(rests):
         if rest:
             rest_ids[row, width - len(rest) :] = torch.tensor(rest)
             rest_mask[row, width - len(rest) :] = 1
-        tail_ids[row, : len(tail)] = torch.tensor(tail)
-        tail_mask[row, : len(tail)] = 1
     shared_mask = torch.ones((size, shared), dtype=torch.long)
     cache = None
     with torch.no_grad():
@@ -345,22 +349,8 @@ def _action_logprobs_detached(model: Any, pairs: list[tuple[list[int], list[int]
                 logits_to_keep=1,
             )
             cache = cache_of(cache)
-    start = shared + rest_mask.sum(-1, keepdim=True)
-    logits = (
-        model(
-            input_ids=tail_ids.to(device),
-            attention_mask=torch.cat([shared_mask, rest_mask, tail_mask], dim=-1).to(device),
-            position_ids=(start + torch.arange(span)[None, :]).to(device),
-            **cache_arg(model, cache),
-            use_cache=True,
-        )
-        .logits[:, :-1]
-        .float()
-    )
-    labels = tail_ids[:, 1:].to(device)
-    target = tail_mask[:, 1:].to(device).float()
-    logp = torch.log_softmax(logits, dim=-1).gather(-1, labels[..., None]).squeeze(-1)
-    return (logp * target).sum(-1) / target.sum(-1).clamp(min=1.0)
+    prefix_mask = torch.cat([shared_mask, rest_mask], dim=-1)
+    return tail_logprobs(model, cache, prefix_mask, shared + rest_mask.sum(-1), tails)
 
 
 def _shared_prefix(rows: list[list[int]], minimum: int = 16) -> int:

@@ -19,6 +19,7 @@ Standard library at import time; torch and transformers inside the functions.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -43,8 +44,14 @@ def cache_arg(model: Any, cache: Any) -> dict[str, Any]:
     """``cache`` as the model's forward takes it: ``cache=`` (transformers 5.2x, where
     ``past_key_values=`` prints a deprecation warning at every call) or ``past_key_values=``."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    name = "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
-    return {name: cache}
+    return {_cache_keyword(type(base)): cache}
+
+
+@functools.lru_cache(maxsize=16)
+def _cache_keyword(model_class: type) -> str:
+    """Read once per model class (a signature lookup at every decoding step adds up)."""
+    names = inspect.signature(model_class.forward).parameters
+    return "cache" if "cache" in names else "past_key_values"
 
 
 def cache_of(output: Any) -> Any:
@@ -124,11 +131,12 @@ class PrefixStore:
 
 
 def _common(a: list[int], b: list[int]) -> int:
+    """Length of the longest token prefix ``a`` and ``b`` share (numpy: prompts are long)."""
+    import numpy as np
+
     n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
+    differ = np.asarray(a[:n]) != np.asarray(b[:n])
+    return int(differ.argmax()) if differ.any() else n
 
 
 def sample(
@@ -193,16 +201,27 @@ def cached_logprobs(model: Any, items: list[Sampled]) -> Any:
     last prompt token and the reply only (the prompt's kept keys/values stand for the rest)."""
     import torch
 
-    device = model.device
     cache, prefix_mask, lengths = left_stacked([item.prefix for item in items])
     tails = [[item.last, *item.reply] for item in items]
+    return tail_logprobs(model, cache, prefix_mask, torch.tensor(lengths), tails)
+
+
+def tail_logprobs(
+    model: Any, cache: Any, prefix_mask: Any, starts: Any, tails: list[list[int]]
+) -> Any:
+    """Mean log-probability of each tail's tokens after its first, run with gradient over a
+    batch ``cache`` of prompt heads (``prefix_mask`` marks their real positions; row ``i``'s
+    tail starts at position ``starts[i]``), tails right-padded."""
+    import torch
+
+    device = model.device
     span = max(len(t) for t in tails)
-    tail_ids = torch.zeros((len(items), span), dtype=torch.long)
-    tail_mask = torch.zeros((len(items), span), dtype=torch.long)
+    tail_ids = torch.zeros((len(tails), span), dtype=torch.long)
+    tail_mask = torch.zeros((len(tails), span), dtype=torch.long)
     for row, tail in enumerate(tails):
         tail_ids[row, : len(tail)] = torch.tensor(tail)
         tail_mask[row, : len(tail)] = 1
-    positions = torch.tensor(lengths)[:, None] + torch.arange(span)[None, :]
+    positions = starts.reshape(-1, 1) + torch.arange(span)[None, :]
     logits = (
         model(
             input_ids=tail_ids.to(device),
