@@ -90,3 +90,30 @@ def test_policy_step_on_kept_turns_favours_the_better_episode(webshop_workspace:
     trained = interactive.policy_loss_step(model, optimizer, episodes, [1.0, -1.0], iterations=2)
     assert trained == sum(len(e.turns) for e in episodes)
     assert margin() > before
+
+
+def test_prefill_in_groups_gives_each_head_its_own_keys_and_values(webshop_workspace: Path) -> None:
+    """Heads of different lengths, some over stored prefixes and some not, prefilled together
+    (padding between prefix and rest) hold the keys/values of each head run alone."""
+    import rollouts
+    import torch
+    from recipe_common import load_base
+
+    model, _ = load_base(webshop_workspace / "models" / "base")
+    model.eval()
+    rules = list(range(40, 70))
+    store = rollouts.PrefixStore()
+    with torch.no_grad():
+        store.prefill(model, [*rules, 3, 4, 5])
+        heads = [
+            [*rules, 3, 4, 5, 6, 7],
+            [*rules, 9],
+            [*rules[:10], 8, 8, 8, 8, 8, 8, 8, 8],
+            [1, 2],
+        ]
+        grouped = store.prefill_many(model, heads)
+        for head, kv in zip(heads, grouped, strict=True):
+            alone = rollouts._layers(rollouts.cache_of(model(input_ids=torch.tensor([head]))))
+            assert kv[0][0].shape[2] == len(head)
+            for (k, v), (k1, v1) in zip(kv, alone, strict=True):
+                assert torch.allclose(k, k1, atol=1e-4) and torch.allclose(v, v1, atol=1e-4)

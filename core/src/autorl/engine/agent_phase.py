@@ -336,7 +336,7 @@ class AgentPhase:
         try:
             while True:
                 exit_code = proc.wait(0.5)
-                console.agent_tick(clock.elapsed())
+                console.agent_tick(clock.elapsed(), self.run_dir / "agent.log")
                 if exit_code is not None:
                     end_reason = "agent_exit"
                     break

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+LATEST_WIDTH = 90
+"""Characters of the agent's latest output line shown beside its budget bar."""
 
 
 class RunConsole:
@@ -51,14 +55,57 @@ class RunConsole:
 
         return update
 
+    def stages(self, label: str, names: list[str]) -> Any:
+        """A bar over named stages (preparing: task, model, runtime, hashes); call the returned
+        ``advance(name)`` as each starts, and once more with ``None`` when all are done."""
+        task_id = self.progress.add_task(label, total=len(names))
+
+        def advance(name: str | None) -> None:
+            if name is None:
+                self.progress.remove_task(task_id)
+                return
+            done = names.index(name) if name in names else 0
+            self.progress.update(task_id, completed=done, description=f"{label}: {name}")
+
+        return advance
+
     def agent_started(self, budget_seconds: float) -> None:
         self._agent_task = self.progress.add_task("agent budget (s)", total=round(budget_seconds))
 
-    def agent_tick(self, elapsed: float) -> None:
-        if self._agent_task is not None:
-            self.progress.update(self._agent_task, completed=round(elapsed))
+    def agent_tick(self, elapsed: float, log_path: Path | None = None) -> None:
+        """Advance the budget bar; with ``log_path``, show the agent's latest output line."""
+        if self._agent_task is None:
+            return
+        description = "agent budget (s)"
+        line = latest_line(log_path) if log_path is not None else ""
+        if line:
+            description = f"{description} {line}"
+        self.progress.update(self._agent_task, completed=round(elapsed), description=description)
 
     def agent_stopped(self) -> None:
         if self._agent_task is not None:
             self.progress.remove_task(self._agent_task)
             self._agent_task = None
+
+
+def latest_line(path: Path, window: int = 4096) -> str:
+    """The last non-empty line of the agent's log, safe to show: the agent wrote it, so
+    anything not printable (terminal escape sequences) goes, rich markup is escaped and the
+    line is cut to :data:`LATEST_WIDTH` characters."""
+    from rich.markup import escape
+
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(0, size - window))
+            tail = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    for line in reversed(tail.splitlines()):
+        text = "".join(ch for ch in line if ch.isprintable()).strip()
+        if text:
+            if len(text) > LATEST_WIDTH:
+                text = text[: LATEST_WIDTH - 1] + "…"
+            return escape(text)
+    return ""

@@ -98,12 +98,16 @@ def prepare(config: RunConfig, registry: Registry, parts: Components, console: R
     task = parts.task
     task_cache = cache_dir("tasks", task.name, str(getattr(task, "version", "0")))
     console.print(f"preparing task [bold]{task.name}[/] and model [bold]{config.model}[/]")
+    stage = console.stages("preparing", ["task", "model", "evaluator", "runtime", "hashes"])
+    stage("task")
     prepared = task.prepare(
         TaskContext(cache_dir=task_cache, seed=config.seed, options=config.task_options)
     )
     if any(p.resolve() == prepared.eval_path.resolve() for p in prepared.train_files):
         raise AutorlError(f"task {task.name!r} lists its eval split as a train file")
+    stage("model")
     model_info = parts.model.materialize(cache_dir("models"))
+    stage("evaluator")
     evaluator = registry.create("evaluator", prepared.evaluator)
     contract_ref, contract = _contract(registry, config.task, prepared)
     evaluator_config = {
@@ -116,11 +120,15 @@ def prepare(config: RunConfig, registry: Registry, parts: Components, console: R
         check(dict(evaluator_config), contract)
     from autorl.sandbox.runtime import build_runtime
 
+    stage("runtime")
+    runtime = build_runtime(prepared.kit_requires)
+    stage("hashes")
     base_hash, base_tree_hash = hash_weights(model_info.path), hash_tree(model_info.path)
+    stage(None)
     return Setup(
         prepared=prepared,
         model_info=model_info,
-        runtime=build_runtime(prepared.kit_requires),
+        runtime=runtime,
         evaluator=evaluator,
         evaluator_config=evaluator_config,
         contract=contract,

@@ -11,6 +11,8 @@ import json
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +135,14 @@ def _build(cache_dir: Path, staging: Path) -> dict[str, Any]:
     )
 
 
+@contextmanager
+def bars_to(log: Path) -> Iterator[None]:
+    """Conversion, loading and saving bars (tqdm, on stderr) go to ``log``, not the user's
+    terminal, where they would cut through the run's own progress display."""
+    with log.open("a", encoding="utf-8") as fh, redirect_stderr(fh):
+        yield
+
+
 class SmolLM2Model:
     """``autorl run --model smollm2-135m``: SmolLM2-135M-Instruct, fp32 safetensors."""
 
@@ -159,7 +169,8 @@ class SmolLM2Model:
         started = time.time()
         staging = Path(tempfile.mkdtemp(prefix=f".{DIR_NAME}-", dir=cache_dir))
         try:
-            source = _build(cache_dir, staging)
+            with bars_to(cache_dir / f"{DIR_NAME}.convert.log"):
+                source = _build(cache_dir, staging)
             source["seconds"] = round(time.time() - started, 1)
             (staging / MARKER).write_text(json.dumps(source, indent=2) + "\n")
             for path in staging.iterdir():  # save_pretrained may write 0600; sandboxes read it

@@ -584,16 +584,7 @@ def run_online_grpo(
             break
         started = time.monotonic()
         threads = share_cores(grader_busy(), cores)
-        chosen = rng.sample(session_ids, min(args.grpo_sessions, len(session_ids)))
-        episodes = play(
-            model,
-            tokenizer,
-            kit,
-            chosen,
-            group_size=args.grpo_group,
-            temperature=args.grpo_temperature,
-            max_new_tokens=args.max_new_tokens,
-        )
+        episodes = signal_groups(model, tokenizer, kit, session_ids, rng, args, deadline)
         advs = advantages(episodes)
         played = time.monotonic() - started
         trained = policy_loss_step(
@@ -619,6 +610,43 @@ def run_online_grpo(
         if time.monotonic() >= deadline:
             break
     return merged(model), steps
+
+
+def signal_groups(
+    model: Any,
+    tokenizer: Any,
+    kit: Any,
+    session_ids: list[str],
+    rng: random.Random,
+    args: argparse.Namespace,
+    deadline: float,
+) -> list[Episode]:
+    """Rollouts for one GRPO step, sampled again while no group carries a signal (DAPO's
+    dynamic sampling): a group whose episodes all scored the same has advantage 0 and trains
+    nothing, which after SFT is most groups (four identical successes, or four failures), so
+    another ``--grpo-sessions`` sessions are played while twice the time of the slowest batch
+    so far still fits before ``deadline``."""
+    episodes: list[Episode] = []
+    unused = list(session_ids)
+    slowest = 0.0
+    while unused:
+        started = time.monotonic()
+        chosen = rng.sample(unused, min(args.grpo_sessions, len(unused)))
+        unused = [s for s in unused if s not in chosen]
+        episodes += play(
+            model,
+            tokenizer,
+            kit,
+            chosen,
+            group_size=args.grpo_group,
+            temperature=args.grpo_temperature,
+            max_new_tokens=args.max_new_tokens,
+        )
+        slowest = max(slowest, time.monotonic() - started)
+        if any(advantages(episodes)) or time.monotonic() + 2 * slowest > deadline:
+            break
+        log("  grpo: every group scored alike (no signal); playing another session")
+    return episodes
 
 
 # the plan --------------------------------------------------------------------------------------
