@@ -166,14 +166,6 @@ class Submissions:
         """Submissions not final at the last :meth:`poll` (the grader is evaluating them)."""
         return len(self.ids) - len(self.scores)
 
-    def wait(self, until: float, every: float = 2.0) -> None:
-        """Poll until every submission is final or ``until`` (monotonic) passes."""
-        while True:
-            self.poll()
-            if len(self.scores) == len(self.ids) or time.monotonic() + every > until:
-                return
-            time.sleep(every)
-
 
 def device() -> str:
     import torch
