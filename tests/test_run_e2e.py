@@ -176,6 +176,23 @@ def test_second_run_reuses_the_cached_baseline_and_local_is_not_comparable(
     assert {r["run_id"]: r["comparable"] for r in results} == {"tiny": True, "again": False}
 
 
+def test_quiet_prints_the_summary_and_nothing_else(tiny_run: dict) -> None:
+    """``--quiet`` means quiet: no progress bars, no library warnings or loading bars on either
+    stream, only the final summary (the baseline is cached by the first run here)."""
+    root: Path = tiny_run["root"]
+    env = {**os.environ, "AUTORL_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [AUTORL, "run", "--task", "gsm8k", "--model", "tiny", "--budget", "5", "--quiet",
+         "--runs-dir", str(root / "runs"), "--run-id", "quiet"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    assert len(lines) == 2, done.stdout
+    assert lines[0].startswith("run quiet: baseline") and lines[1].startswith("report: ")
+    assert done.stderr.strip() == "", done.stderr[-2000:]
+
+
 def test_bad_input_is_a_message_not_a_traceback(tmp_path: Path) -> None:
     cases = [
         (["run", "--task", "gsm8kk"], "did you mean"),

@@ -29,7 +29,7 @@ import interactive
 NAVIGATION = ("next >", "< prev", "back to search")
 DEFAULTS = ["--grpo-sessions", "1", "--sft-share", "0.7", "--max-new-tokens", "24"]
 """Task defaults, before the agent's own flags (argparse keeps the last value), sized to the
-default 8-minute CPU budget: 70 % of it for SFT (measured 295-301 s, 61-80 steps of 4 turns),
+default 8-minute CPU budget: 70 % of it for SFT (measured 294-301 s, 65-80 steps of 4 turns),
 the rest for GRPO steps of one session x 4 episodes, sampled again while every group scored
 alike (a step measured 24-82 s beside v1's evaluation), replies of at most 24 tokens (the
 longest action is ~15)."""
