@@ -36,6 +36,44 @@ def test_advantages_are_normalised_within_each_group(common_helpers: Path) -> No
     assert advs[2:] == [0.0, 0.0]  # a group that scored alike carries no signal
 
 
+def test_a_step_drops_batches_without_signal_and_keeps_within_its_time(
+    common_helpers: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dynamic sampling: a batch whose groups all scored alike is dropped (not merged: groups
+    are numbered within a batch, so two sessions' episodes would form one group), another is
+    played, and no further batch starts once one more batch and the update would overrun."""
+    import argparse
+    import random
+    import time
+
+    import interactive
+
+    rewards = iter([[1.0] * 4, [0.0] * 4, [1.0, 0.0, 1.0, 1.0], [0.5] * 4])
+    played: list[list[str]] = []
+
+    def fake_play(model, tokenizer, kit, chosen, **_: object) -> list:
+        played.append(list(chosen))
+        return [interactive.Episode(chosen[0], 0, None, ["o"], reward=r) for r in next(rewards)]
+
+    monkeypatch.setattr(interactive, "play", fake_play)
+    args = argparse.Namespace(grpo_sessions=1, grpo_group=4, grpo_temperature=1.0, max_new_tokens=8)
+    sessions = [f"s{i}" for i in range(10)]
+    far = time.monotonic() + 3600
+    episodes, _ = interactive.signal_groups(
+        None, None, None, sessions, random.Random(0), args, far, None
+    )
+    assert len(played) == 3 and len({s for (s,) in played}) == 3  # three sessions, no repeat
+    assert [e.reward for e in episodes] == [1.0, 0.0, 1.0, 1.0]  # only the batch with a signal
+    assert {e.session_id for e in episodes} == {played[-1][0]} and any(
+        interactive.advantages(episodes)
+    )
+    # no time for another batch plus the update: the signal-less batch is returned as it is
+    episodes, _ = interactive.signal_groups(
+        None, None, None, sessions, random.Random(0), args, time.monotonic() + 1.0, 30.0
+    )
+    assert len(played) == 4 and not any(interactive.advantages(episodes))
+
+
 def test_play_runs_lockstep_episodes_in_the_kit_env(webshop_workspace: Path) -> None:
     import autorl_kit as kit
     import interactive

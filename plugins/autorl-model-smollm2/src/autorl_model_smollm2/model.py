@@ -169,7 +169,7 @@ class SmolLM2Model:
         started = time.time()
         staging = Path(tempfile.mkdtemp(prefix=f".{DIR_NAME}-", dir=cache_dir))
         try:
-            with bars_to(cache_dir / f"{DIR_NAME}.convert.log"):
+            with bars_to(cache_dir / f".{DIR_NAME}.convert.log"):
                 source = _build(cache_dir, staging)
             source["seconds"] = round(time.time() - started, 1)
             (staging / MARKER).write_text(json.dumps(source, indent=2) + "\n")

@@ -574,6 +574,7 @@ def run_online_grpo(
     deadline = time.monotonic() + seconds
     rng = random.Random(args.seed + 17)
     steps = 0
+    update_s: float | None = None
     while steps < args.grpo_steps:
         step_s = step_times.seconds.get("online-grpo")
         if step_s and time.monotonic() + 1.25 * step_s > deadline:
@@ -584,9 +585,12 @@ def run_online_grpo(
             break
         started = time.monotonic()
         threads = share_cores(grader_busy(), cores)
-        episodes = signal_groups(model, tokenizer, kit, session_ids, rng, args, deadline)
+        episodes, batch_s = signal_groups(
+            model, tokenizer, kit, session_ids, rng, args, deadline, update_s
+        )
         advs = advantages(episodes)
         played = time.monotonic() - started
+        updating = time.monotonic()
         trained = policy_loss_step(
             model,
             optimizer,
@@ -597,9 +601,14 @@ def run_online_grpo(
         )
         steps += 1
         elapsed = time.monotonic() - started
-        # the slowest step so far: episodes' lengths vary (a step measured 9 s and then 63 s),
-        # and a step that overruns the budget loses the phase's checkpoint
-        step_times.seconds["online-grpo"] = max(elapsed, step_times.seconds.get("online-grpo", 0))
+        update_s = max(update_s or 0.0, time.monotonic() - updating)
+        # the next step needs one batch and an update, each as slow as the slowest so far:
+        # episodes' lengths vary (a batch measured 9 s and then 63 s), a step that overruns
+        # the budget loses the phase's checkpoint, and batches dropped for want of a signal
+        # are not part of every step
+        step_times.seconds["online-grpo"] = max(
+            batch_s + update_s, step_times.seconds.get("online-grpo", 0)
+        )
         mean = sum(e.reward for e in episodes) / len(episodes)
         wins = sum(e.success for e in episodes)
         log(
@@ -620,20 +629,24 @@ def signal_groups(
     rng: random.Random,
     args: argparse.Namespace,
     deadline: float,
-) -> list[Episode]:
+    update_s: float | None,
+) -> tuple[list[Episode], float]:
     """Rollouts for one GRPO step, sampled again while no group carries a signal (DAPO's
-    dynamic sampling): a group whose episodes all scored the same has advantage 0 and trains
-    nothing, which after SFT is most groups (four identical successes, or four failures), so
-    another ``--grpo-sessions`` sessions are played while twice the time of the slowest batch
-    so far still fits before ``deadline``."""
-    episodes: list[Episode] = []
+    dynamic sampling); returns the batch and the slowest batch's seconds.
+
+    A group whose episodes all scored the same has advantage 0 and trains nothing, which after
+    SFT is most groups (four identical successes, or four failures). A batch without a signal
+    is dropped and another ``--grpo-sessions`` sessions are played, while 1.25x the slowest
+    batch plus the update (``update_s``, the slowest so far; unknown: one more batch's time)
+    still fits before ``deadline``. Only the last batch is returned: groups are numbered
+    within a batch, and the dropped ones had nothing to train."""
     unused = list(session_ids)
     slowest = 0.0
-    while unused:
+    while True:
         started = time.monotonic()
         chosen = rng.sample(unused, min(args.grpo_sessions, len(unused)))
         unused = [s for s in unused if s not in chosen]
-        episodes += play(
+        episodes = play(
             model,
             tokenizer,
             kit,
@@ -643,10 +656,12 @@ def signal_groups(
             max_new_tokens=args.max_new_tokens,
         )
         slowest = max(slowest, time.monotonic() - started)
-        if any(advantages(episodes)) or time.monotonic() + 2 * slowest > deadline:
-            break
+        update = 1.25 * update_s if update_s is not None else slowest
+        if any(advantages(episodes)) or not unused:
+            return episodes, slowest
+        if time.monotonic() + 1.25 * slowest + update > deadline:
+            return episodes, slowest
         log("  grpo: every group scored alike (no signal); playing another session")
-    return episodes
 
 
 # the plan --------------------------------------------------------------------------------------
