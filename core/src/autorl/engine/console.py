@@ -56,7 +56,7 @@ class RunConsole:
         return update
 
     def stages(self, label: str, names: list[str]) -> Any:
-        """A bar over named stages (preparing: task, model, runtime, hashes); call the returned
+        """A bar over named stages (preparing: task, model, evaluator...); call the returned
         ``advance(name)`` as each starts, and once more with ``None`` when all are done."""
         task_id = self.progress.add_task(label, total=len(names))
 
@@ -77,7 +77,7 @@ class RunConsole:
         if self._agent_task is None:
             return
         description = "agent budget (s)"
-        line = latest_line(log_path) if log_path is not None else ""
+        line = latest_line(log_path) if log_path is not None and not self.quiet else ""
         if line:
             description = f"{description} {line}"
         self.progress.update(self._agent_task, completed=round(elapsed), description=description)
