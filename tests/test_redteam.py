@@ -158,7 +158,7 @@ def test_every_attack_fails_and_the_run_is_intact(
         }
     )
     engine = Run(config, quiet=True)
-    from autorl.checkpoints import hash_tree
+    from autorl_grading.checkpoints import hash_tree
 
     try:
         engine_base = None

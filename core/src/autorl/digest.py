@@ -3,7 +3,7 @@
 :func:`file_digest` covers files by name and content, :func:`json_digest` any JSON-able value
 (canonical JSON: keys sorted, no spaces, UTF-8; other objects by ``str``), and :func:`short` cuts
 either to a few hex digits for a file or directory name. Model weights are hashed by their
-tensors instead (:func:`autorl.checkpoints.tensor_hash`), so a re-saved checkpoint is not new.
+tensors instead (the grader's ``fingerprint``), so a re-saved checkpoint is not new.
 Standard library only.
 """
 

@@ -27,3 +27,9 @@ class RegistryError(AutorlError):
 
 class PluginError(AutorlError):
     """A plugin failed to load or does not honour its kind's protocol."""
+
+
+class CheckpointError(Exception):
+    """A submission cannot be accepted; the message says what is wrong and how to fix it. The
+    grading service turns it into a failed submission (never a crashed run), so an evaluator or
+    the model layer raises it (or a subclass) for a checkpoint it cannot load."""

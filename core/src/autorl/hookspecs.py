@@ -17,6 +17,7 @@ from autorl.specs import (
     EvaluatorSpec,
     ExecutorSpec,
     GatewaySpec,
+    GraderSpec,
     ModelSpec,
     ReportSpec,
     SandboxSpec,
@@ -81,6 +82,11 @@ def autorl_register_search_backends() -> list[SearchBackendSpec]:
 @hookspec
 def autorl_register_gateways() -> list[GatewaySpec]:
     """The LLM gateway that opens driver backends and serves them to agents (``autorl-llm``)."""
+
+
+@hookspec
+def autorl_register_graders() -> list[GraderSpec]:
+    """Checkpoint intake and the grading API every run serves its agent (``autorl-grading``)."""
 
 
 @hookspec

@@ -51,6 +51,8 @@ TABLE: tuple[Kind, ...] = (
          "SearchBackend", "SearchBackendConformance", "autorl-search-"),
     Kind("gateway", "autorl_register_gateways", "GatewaySpec", "Gateway", "GatewayConformance",
          "autorl-"),
+    Kind("grader", "autorl_register_graders", "GraderSpec", "Grader", "GraderConformance",
+         "autorl-"),
 )  # fmt: skip
 KINDS: dict[str, Kind] = {kind.name: kind for kind in TABLE}
 NAMES: tuple[str, ...] = tuple(KINDS)

@@ -158,6 +158,37 @@ class Gateway(Protocol):
 
 
 @runtime_checkable
+class Grader(Protocol):
+    """The grading side of the trust boundary (``autorl-grading`` ships the ``api`` one): takes
+    the agent's checkpoints in (confined, copied, validated, fingerprinted), queues them for the
+    run's evaluation and serves the grading API on 127.0.0.1 with the run's bearer token."""
+
+    name: str
+
+    def fingerprint(self, model_dir: Path) -> tuple[str, str]:
+        """``(weights, files)``: the tensors' hash (a re-saved copy hashes alike) and the hash
+        of every file (a changed tokenizer or config differs)."""
+        ...
+
+    def files_hash(self, directory: Path) -> str:
+        """The hash of every file under ``directory`` (the second half of ``fingerprint``)."""
+        ...
+
+    def service(self, *, base_model: Path, **settings: Any) -> Any:
+        """The submission queue for one run (``workspace``, ``storage``, ``log``, ``clock``,
+        ``max_submissions``, ``baseline_score``, ``base_weight_hash``, ``evaluate``,
+        ``notify``, ``run_id``, ``keep_checkpoints``, ``snapshot``); checkpoints are capped
+        relative to ``base_model``'s size. It has ``submit``, ``restore``, ``drain``,
+        ``close_intake``, ``finalize``, ``best_score``, ``pending`` and ``close``."""
+        ...
+
+    def serve(self, service: Any, *, token: str, unix_socket: Path, on_refused: Any) -> Any:
+        """Start the grading API over ``service``; the running server has ``url``, ``port``
+        and ``stop()``."""
+        ...
+
+
+@runtime_checkable
 class Executor(Protocol):
     """Runs jobs (a campaign's cells): see :mod:`autorl.executors`."""
 

@@ -118,6 +118,13 @@ class GatewaySpec(Spec):
     kind: ClassVar[str] = "gateway"
 
 
+@dataclass(frozen=True)
+class GraderSpec(Spec):
+    """Checkpoint intake and the grading API agents submit through (``autorl-grading``)."""
+
+    kind: ClassVar[str] = "grader"
+
+
 SPEC_TYPES: dict[str, type[Spec]] = {name: globals()[k.spec] for name, k in KIND_TABLE.items()}
 """Kind -> spec class, from :mod:`autorl.kinds` (each class's ``kind`` must match its row)."""
 assert all(t.kind == name for name, t in SPEC_TYPES.items()), "autorl.kinds and specs disagree"

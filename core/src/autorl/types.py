@@ -166,3 +166,13 @@ class ModelInfo:
     name: str
     path: Path
     description: str = ""
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """What intake learned of a submitted checkpoint, handed to the evaluation with its copy."""
+
+    kind: str
+    """``full`` (a complete model) or ``lora`` (a PEFT adapter to merge onto the base)."""
+    weight_files: tuple[str, ...]
+    weight_hash: str

@@ -132,7 +132,7 @@ def test_eval_file_errors_name_file_and_line(tmp_path: Path) -> None:
 
 
 def test_a_broken_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
-    from autorl.checkpoints import CheckpointError
+    from autorl.errors import CheckpointError
 
     (tmp_path / "model").mkdir()
     with pytest.raises(CheckpointError, match=r"config\.json"):

@@ -12,7 +12,7 @@ from autorl_hf.checkpoint import CheckpointError, load_check, merge_lora
 from autorl_hf.generation import generate
 from autorl_hf.loading import load_model
 
-from autorl.checkpoints import CheckpointError as CoreCheckpointError
+from autorl.errors import CheckpointError as CoreCheckpointError
 
 PROMPTS = [[{"role": "user", "content": "What is 4 + 5?"}], "<|user|>\nHi<|end|>\n<|assistant|>\n"]
 

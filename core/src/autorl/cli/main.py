@@ -23,8 +23,6 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
         "autorl.cli.run:prepare",
         "Fill the caches (task data, converted models) for offline runs.",
     ),
-    "report": ("autorl.cli.runs:report", "Re-render the report of a finished run."),
-    "runs": ("autorl.cli.runs:runs", "List runs and their best improvement."),
     "sandbox": (
         "autorl.cli.sandbox:sandbox",
         "Check the sandboxes on this machine; build the agent runtime.",

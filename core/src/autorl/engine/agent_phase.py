@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autorl.checkpoints import apparent_size, checkpoint_size_limit
 from autorl.config import RunConfig
 from autorl.engine.budget import BudgetClock
 from autorl.engine.console import RunConsole
@@ -74,16 +73,11 @@ class AgentPhase:
     def run(self, baseline_score: float) -> tuple[float | None, dict[str, Any]]:
         """Serve, launch, supervise, stop, drain; the best score and what ``run.json`` gets."""
         console, events = self.console, self.events
-        from autorl.grading.app import create_app
-        from autorl.grading.server import GradingServer
-        from autorl.grading.service import GradingService
-
         cfg = self.config
         build_workspace(self.workspace, self.setup.prepared, self.setup.model_info.path)
         history = CodeHistory(self.run_dir / "code-history.git", self.workspace / "code")
         clock = BudgetClock(cfg.budget.wall_seconds)
         token = secrets.token_urlsafe(32)
-        base_bytes = apparent_size(self.setup.model_info.path)
         self.state_dir.mkdir(mode=0o755, exist_ok=self.state_dir != self.run_dir / "sandbox")
         self.state_dir.chmod(0o755)
         if self.state_dir != self.run_dir / "sandbox":
@@ -96,7 +90,9 @@ class AgentPhase:
             reason = f" ({event.reason})" if event.reason else ""
             console.print(f"submission {event.submission_id}: {event.status}{score}{reason}")
 
-        service = GradingService(
+        grader = self.setup.grader
+        service = grader.service(
+            base_model=self.setup.model_info.path,
             workspace=self.workspace,
             storage=self.run_dir / "submissions",
             log=SubmissionLog(self.run_dir / "submissions.jsonl"),
@@ -109,19 +105,13 @@ class AgentPhase:
             notify=notify,
             run_id=self.run_id,
             keep_checkpoints=cfg.keep_checkpoints,
-            max_checkpoint_bytes=checkpoint_size_limit(base_bytes),
-            base_model_bytes=base_bytes,
         )
-        server = GradingServer(
-            create_app(
-                service,
-                token,
-                on_refused=lambda m, p, s: events.warning(
-                    "grader_refused", method=m, path=p, status=s
-                ),
-            ),
+        server = grader.serve(
+            service,
+            token=token,
             unix_socket=self.state_dir / "grader.sock",
-        ).start()
+            on_refused=lambda m, p, s: events.warning("grader_refused", method=m, path=p, status=s),
+        )
         forwards = [Forward("grader", server.port, self.state_dir / "grader.sock")]
         gateway = proxy = None
         try:

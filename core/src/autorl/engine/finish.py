@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autorl.checkpoints import hash_tree
 from autorl.engine.console import RunConsole
 from autorl.engine.records_io import EventLog, write_json
 from autorl.engine.setup import Setup
@@ -36,7 +35,8 @@ def finish(
 ) -> None:
     """``setup`` is None when the run failed before its task and model were prepared."""
     if setup is not None:
-        current = hash_tree(setup.model_info.path)  # every file: weights, config, tokenizer
+        # every file: weights, config, tokenizer
+        current = setup.grader.files_hash(setup.model_info.path)
         if current != setup.base_tree_hash:
             events.warning("base_model_modified", expected=setup.base_tree_hash, found=current)
             console.print("[red]the base model in the cache was modified during the run[/]")

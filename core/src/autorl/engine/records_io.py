@@ -1,4 +1,5 @@
-"""Harness-owned records: the append-only submissions log and the structlog event log."""
+"""Harness-owned records: the append-only submissions log (written, and read back by a resumed
+run and by reports) and the structlog event log."""
 
 from __future__ import annotations
 
@@ -35,6 +36,49 @@ class SubmissionLog:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
+
+
+def read_submission_log(path: Path, problems: list[str] | None = None) -> list[dict[str, Any]]:
+    """The log's entries in order; malformed lines are skipped with a note in ``problems``."""
+    notes = problems if problems is not None else []
+    if not path.exists():
+        return []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        notes.append(f"submissions.jsonl unreadable ({exc.strerror or exc})")
+        return []
+    lines = text.splitlines()
+    entries: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"submissions.jsonl line {number}"
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            last = number == len(lines) and not text.endswith("\n")
+            notes.append(
+                f"{where}: truncated last line ignored (the run is being written or crashed)"
+                if last
+                else f"{where}: invalid JSON ignored"
+            )
+            continue
+        if not isinstance(entry, dict) or not _is_int(entry.get("submission_id")):
+            notes.append(f"{where}: no integer submission_id, ignored")
+            continue
+        if not isinstance(entry.get("status"), str):
+            notes.append(f"{where}: no status, ignored")
+            continue
+        entries.append(entry)
+    return entries
+
+
+def _is_int(value: Any) -> bool:
+    """An integer, or a float that is one; never a bool (JSON ``true`` is not an id)."""
+    if isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class EventLog:

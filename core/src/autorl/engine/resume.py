@@ -21,13 +21,18 @@ from autorl.engine.budget import BudgetClock
 from autorl.engine.console import RunConsole
 from autorl.engine.finish import finish, observed
 from autorl.engine.history import CodeHistory
-from autorl.engine.records_io import EventLog, SubmissionLog, utc_now, write_json
+from autorl.engine.records_io import (
+    EventLog,
+    SubmissionLog,
+    read_submission_log,
+    utc_now,
+    write_json,
+)
 from autorl.engine.run import Run, RunOutcome
 from autorl.engine.scoring import Scorer
 from autorl.engine.setup import Setup, prepare, resolve
 from autorl.errors import AutorlError, ConfigError
 from autorl.events import SubmissionEvent
-from autorl.records import read_submission_log
 from autorl.registry import Registry
 
 
@@ -140,9 +145,6 @@ def _grade_pending(
     console: RunConsole,
     baseline_score: float,
 ) -> tuple[float | None, list[int]]:
-    from autorl.checkpoints import apparent_size, checkpoint_size_limit
-    from autorl.grading.service import GradingService
-
     run_dir = engine.run_dir
     history = CodeHistory(run_dir / "code-history.git", engine.workspace / "code")
 
@@ -152,8 +154,8 @@ def _grade_pending(
         score = "" if event.score is None else f" score {event.score:.2f}"
         console.print(f"submission {event.submission_id}: {event.status}{score}")
 
-    base_bytes = apparent_size(setup.model_info.path)
-    service = GradingService(
+    service = setup.grader.service(
+        base_model=setup.model_info.path,
         workspace=engine.workspace,
         storage=run_dir / "submissions",
         log=SubmissionLog(run_dir / "submissions.jsonl"),
@@ -165,8 +167,6 @@ def _grade_pending(
         notify=notify,
         run_id=engine.run_id,
         keep_checkpoints=engine.config.keep_checkpoints,
-        max_checkpoint_bytes=checkpoint_size_limit(base_bytes),
-        base_model_bytes=base_bytes,
     )
     try:
         resumed = service.restore(read_submission_log(run_dir / "submissions.jsonl"))

@@ -8,12 +8,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autorl.checkpoints import CheckpointInfo
 from autorl.engine.baseline import baseline_key, cached_baseline
 from autorl.engine.console import RunConsole
 from autorl.engine.records_io import write_json
 from autorl.engine.setup import Setup
-from autorl.types import EvalRequest
+from autorl.types import CheckpointInfo, EvalRequest
 
 
 class Scorer:

@@ -9,7 +9,6 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from autorl.checkpoints import hash_tree, hash_weights
 from autorl.config import RunConfig
 from autorl.digest import file_digest
 from autorl.engine.console import RunConsole
@@ -22,6 +21,8 @@ from autorl.types import Limits, ModelInfo, PreparedTask, TaskContext
 
 LLM_GATEWAY = "llm"
 """The gateway component that serves drivers to agents (distribution ``autorl-llm``)."""
+GRADER = "api"
+"""The grading component: checkpoint intake and the grading API (``autorl-grading``)."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Components:
     sandbox: Any
     model: Any
     limits: Limits
+    grader: Any
     driver: Any = None
     llm_gateway: Any = None
 
@@ -51,6 +53,8 @@ class Setup:
     base_hash: str
     base_tree_hash: str
     hashes: dict[str, str]
+    grader: Any
+    """The grading component that fingerprinted the base model (and checks it at the end)."""
 
 
 def resolve_model(registry: Registry, name: str) -> Any:
@@ -68,6 +72,7 @@ def resolve(config: RunConfig, registry: Registry) -> Components:
     if check is not None:
         check()  # a machine without the sandbox's tools fails here, never falls back
     model = resolve_model(registry, config.model)
+    grader = grading(registry)
     for report in config.reports:
         registry.get("report", report)
     driver = gateway = None
@@ -80,7 +85,19 @@ def resolve(config: RunConfig, registry: Registry) -> Components:
             hint="add --driver scripted/<script.yaml> (offline), openai/gpt-5.2 or "
             "anthropic/claude-sonnet-4-6 (key in the harness environment); see docs/agents.md",
         )
-    return Components(task, agent, sandbox, model, config.limits.resolve(), driver, gateway)
+    return Components(task, agent, sandbox, model, config.limits.resolve(), grader, driver, gateway)
+
+
+def grading(registry: Registry) -> Any:
+    """The grading component (``autorl-grading``), reached through the registry: every run
+    needs one, so its absence fails before any work."""
+    try:
+        return registry.create("grader", GRADER)
+    except AutorlError as exc:
+        raise ConfigError(
+            f"no grading component: {exc.message}",
+            hint="pip install autorl-grading (checkpoint intake and the grading API)",
+        ) from None
 
 
 def llm_gateway(config: RunConfig, registry: Registry) -> Any:
@@ -123,7 +140,7 @@ def prepare(config: RunConfig, registry: Registry, parts: Components, console: R
     stage("runtime")
     runtime = build_runtime(prepared.kit_requires)
     stage("hashes")
-    base_hash, base_tree_hash = hash_weights(model_info.path), hash_tree(model_info.path)
+    base_hash, base_tree_hash = parts.grader.fingerprint(model_info.path)
     stage(None)
     return Setup(
         prepared=prepared,
@@ -141,6 +158,7 @@ def prepare(config: RunConfig, registry: Registry, parts: Components, console: R
             "base_model": base_hash,
             "base_model_files": base_tree_hash,
         },
+        grader=parts.grader,
     )
 
 

@@ -13,7 +13,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autorl.records import RunRecord, load_run
+from autorl_records import RunRecord, load_run
+
 from autorl_analysis import failures as fail
 from autorl_analysis import integrity, routes
 from autorl_analysis.model import Analysis, Evidence, Flag, Route, SubmissionAnalysis, TimelineEvent
@@ -134,7 +135,7 @@ def distances(reader: RunReader) -> dict[int, float]:
     if not base_path or not Path(base_path).is_dir():
         reader.problems.append("the base model is gone from the cache: no near-copy check")
         return {}
-    from autorl.checkpoints import CheckpointError, tensor_hash
+    from autorl_grading.checkpoints import CheckpointError, tensor_hash
 
     try:
         if tensor_hash(Path(base_path)) != base_hash:

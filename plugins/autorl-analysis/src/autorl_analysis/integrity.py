@@ -89,7 +89,7 @@ def copy_flags(
 def checkpoint_dir(run_dir: Path, s: Any, problems: list[str]) -> Path | None:
     """The submitted weights as evaluated: the harness's kept copy, else the agent's
     ``workspace/<model_path>`` when no link leads there and its tensor hash is the recorded one."""
-    from autorl.checkpoints import CheckpointError, tensor_hash
+    from autorl_grading.checkpoints import CheckpointError, tensor_hash
 
     kept = run_dir / "submissions" / str(s.submission_id)
     candidates = [kept / "checkpoint", kept]

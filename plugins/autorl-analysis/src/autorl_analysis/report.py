@@ -75,7 +75,7 @@ class AnalysisReport:
         ]
         summary = _extend_summary(out_dir / "summary.json", analysis)
         if summary is None:
-            from autorl.records import summary as summarise
+            from autorl_records import summary as summarise
 
             summary = summarise(reader.record)
         record = reader.record

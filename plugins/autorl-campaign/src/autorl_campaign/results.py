@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autorl.records import comparable, load_run, noise, process_metrics
+from autorl_records import comparable, load_run, noise, process_metrics
 
 CALL_LOG = "driver_calls.jsonl"
 

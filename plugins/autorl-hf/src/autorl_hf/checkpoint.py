@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from autorl.checkpoints import CheckpointError as _CoreCheckpointError
+from autorl.errors import CheckpointError as _CoreCheckpointError
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "spiece.model", "vocab.txt")
 ADAPTER_WEIGHTS = ("adapter_model.safetensors", "adapter_model.bin")

@@ -21,14 +21,14 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from autorl_records import RunRecord, load_run
+from autorl_records import summary as build_summary
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
 
 from autorl.errors import AutorlError
 from autorl.events import RunEndEvent, RunStartEvent, SubmissionEvent
-from autorl.records import RunRecord, load_run
-from autorl.records import summary as build_summary
 from autorl_observer_mlflow import mapping
 from autorl_observer_mlflow.settings import EXPERIMENT, Settings
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autorl.records import RunRecord
+from autorl_records import RunRecord
 
 
 def _row(label: str, m: dict[str, Any]) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from autorl.records import RunRecord
+from autorl_records import RunRecord
+
 from autorl_report_basic.driver_calls import render_driver_calls
 from autorl_report_basic.judge import render_judge
 

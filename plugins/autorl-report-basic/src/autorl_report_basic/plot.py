@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from autorl.records import RunRecord
+from autorl_records import RunRecord
 
 
 def plot_score_over_time(record: RunRecord, data: dict[str, Any], path: Path) -> Path:

@@ -6,7 +6,8 @@ import json
 import os
 from pathlib import Path
 
-from autorl.records import load_run, summary
+from autorl_records import load_run, summary
+
 from autorl_report_basic.driver_calls import driver_call_summary
 from autorl_report_basic.markdown import render_markdown
 from autorl_report_basic.plot import plot_score_over_time
@@ -15,7 +16,7 @@ from autorl_report_basic.plot import plot_score_over_time
 class BasicReport:
     """Writes ``summary.json``, ``report.md`` and ``score_over_time.png`` into ``out_dir``.
 
-    It reads only ``autorl.records`` (the harness's own files), so re-rendering a finished run
+    It reads only ``autorl_records`` (the harness's own files), so re-rendering a finished run
     gives the same numbers the run printed, and nothing the agent wrote can change them.
     """
 

@@ -584,6 +584,57 @@ class GatewayConformance(PluginConformance):
             running.stop()
 
 
+class GraderConformance(PluginConformance):
+    """A grader fingerprints a model directory stably, and serves a run's queue on loopback
+    where an unauthenticated submission is refused and the token's owner reads the budget."""
+
+    kind: ClassVar[str] = "grader"
+
+    def test_fingerprints_are_stable_digests(self, tmp_path: Path) -> None:
+        from autorl_testing.grading import write_sparse_checkpoint
+
+        model = write_sparse_checkpoint(tmp_path / "model", 64, b"weights")
+        first = self.create().fingerprint(model)
+        assert first == self.create().fingerprint(model)
+        assert all(isinstance(h, str) and h for h in first), first
+        (model / "tokenizer.json").write_text('{"changed": true}')
+        assert self.create().files_hash(model) != first[1], "a changed file must change the hash"
+
+    def test_serves_the_api_on_loopback_with_the_token(self, tmp_path: Path) -> None:
+        import httpx
+
+        from autorl.engine.budget import BudgetClock
+        from autorl.engine.records_io import SubmissionLog
+        from autorl_testing.grading import write_sparse_checkpoint
+
+        base = write_sparse_checkpoint(tmp_path / "base", 64)
+        (tmp_path / "workspace" / "output").mkdir(parents=True)
+        grader = self.create()
+        clock = BudgetClock(60)
+        clock.start()
+        service = grader.service(
+            base_model=base,
+            workspace=tmp_path / "workspace",
+            storage=tmp_path / "submissions",
+            log=SubmissionLog(tmp_path / "submissions.jsonl"),
+            clock=clock,
+            max_submissions=2,
+            baseline_score=0.0,
+            base_weight_hash=grader.fingerprint(base)[0],
+            evaluate=lambda sid, path, info: (1.0, {}),
+        )
+        server = grader.serve(service, token="t", unix_socket=tmp_path / "g.sock", on_refused=None)
+        try:
+            assert server.url.startswith("http://127.0.0.1:"), server.url
+            refused = httpx.post(f"{server.url}/submit", json={"model_path": "output/x"})
+            assert refused.status_code == 401, refused.text
+            budget = httpx.get(f"{server.url}/budget", headers={"Authorization": "Bearer t"})
+            assert budget.status_code == 200 and budget.json()["max_submissions"] == 2
+        finally:
+            server.stop()
+            service.close()
+
+
 CONFORMANCE_BY_KIND: dict[str, type[PluginConformance]] = {
     name: globals()[kind.conformance] for name, kind in KINDS.items() if kind.conformance
 }

@@ -11,9 +11,9 @@ import struct
 import threading
 from pathlib import Path
 
-from autorl.checkpoints import CheckpointInfo
 from autorl.engine.budget import BudgetClock
 from autorl.engine.records_io import SubmissionLog
+from autorl.types import CheckpointInfo
 
 
 def write_sparse_checkpoint(path: Path, tensor_bytes: int, data: bytes = b"") -> Path:
@@ -46,9 +46,9 @@ class LiveGrader:
         max_body_bytes: int | None = None,
         intake_wait_s: float = 2.0,
     ) -> None:
-        from autorl.grading.app import create_app
-        from autorl.grading.server import GradingServer
-        from autorl.grading.service import GradingService
+        from autorl_grading.app import create_app
+        from autorl_grading.server import GradingServer
+        from autorl_grading.service import GradingService
 
         self.workspace = root / "workspace"
         (self.workspace / "output").mkdir(parents=True)

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autorl_records import summary
+from autorl_records.commands import report, runs
 from click.testing import CliRunner
 
 from autorl import hookimpl
 from autorl.cli.main import cli
-from autorl.cli.runs import report, runs
-from autorl.records import summary
 from autorl.specs import ReportSpec
 
 
@@ -86,7 +86,7 @@ class SummaryOnlyReport:
     name = "summary-only"
 
     def render(self, run_dir: Path, out_dir: Path) -> list[Path]:
-        from autorl.records import load_run
+        from autorl_records import load_run
 
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / "summary-only.json"
@@ -117,6 +117,7 @@ def reports_plugin(register_plugin: Callable[..., Any], monkeypatch: pytest.Monk
 
     module.autorl_register_reports = autorl_register_reports  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
+    register_plugin("autorl_records.plugin")  # ``autorl report`` and ``autorl runs``
     return register_plugin(module, name="autorl-test-reports")
 
 
@@ -269,4 +270,7 @@ def test_runs_list_empty_and_missing(tmp_path: Path) -> None:
 def test_importing_the_commands_stays_light() -> None:
     from autorl_testing.helpers import heavy_modules_imported_by
 
-    assert heavy_modules_imported_by("autorl.cli.runs", ("rich", "pydantic", "matplotlib")) == []
+    assert (
+        heavy_modules_imported_by("autorl_records.commands", ("rich", "pydantic", "matplotlib"))
+        == []
+    )

@@ -12,14 +12,14 @@ from urllib.parse import urlparse
 
 import httpx
 import pytest
+from autorl_grading.app import create_app
+from autorl_grading.server import GradingServer
+from autorl_grading.service import GradingService
 from autorl_testing.checkpoints import write_checkpoint
 from autorl_testing.grading import LiveGrader
 
 from autorl.engine.budget import BudgetClock
 from autorl.engine.records_io import SubmissionLog
-from autorl.grading.app import create_app
-from autorl.grading.server import GradingServer
-from autorl.grading.service import GradingService
 
 MARKER = "ECHO-MARKER"
 

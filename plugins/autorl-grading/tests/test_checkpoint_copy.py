@@ -15,10 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from autorl_testing.checkpoints import write_checkpoint
-from autorl_testing.grading import write_sparse_checkpoint
-
-from autorl.checkpoints import (
+from autorl_grading.checkpoints import (
     MAX_DEPTH,
     MAX_FILES,
     CheckpointError,
@@ -28,6 +25,8 @@ from autorl.checkpoints import (
     copy_checkpoint,
     validate,
 )
+from autorl_testing.checkpoints import write_checkpoint
+from autorl_testing.grading import write_sparse_checkpoint
 
 GiB = 1024**3
 SECRET = b"SECRET-OUTSIDE-THE-WORKSPACE"

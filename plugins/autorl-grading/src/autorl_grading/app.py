@@ -18,7 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from autorl.grading.service import GradingService, SubmissionRefused
+from autorl_grading.service import GradingService, SubmissionRefused
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_MODEL_PATH = 4096

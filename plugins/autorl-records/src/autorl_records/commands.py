@@ -1,6 +1,6 @@
 """``autorl report RUN_DIR`` and ``autorl runs list``: results read back from the harness records.
 
-Both read only what the harness wrote (through :mod:`autorl.records`), so they work on finished,
+Both read only what the harness wrote (through :mod:`autorl_records`), so they work on finished,
 crashed and still-running runs alike; rich is imported only when a table is printed.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from autorl.errors import AutorlError
-from autorl.records import load_run, process_metrics
+from autorl_records.records import load_run, process_metrics
 
 DEFAULT_RUNS_DIR = Path("runs")
 

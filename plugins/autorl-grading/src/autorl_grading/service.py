@@ -18,16 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autorl.checkpoints import (
+from autorl.engine.budget import BudgetClock
+from autorl.engine.records_io import SubmissionLog, utc_now
+from autorl.events import SubmissionEvent
+from autorl_grading.checkpoints import (
     CheckpointError,
     CheckpointInfo,
     confine,
     copy_checkpoint,
     validate,
 )
-from autorl.engine.budget import BudgetClock
-from autorl.engine.records_io import SubmissionLog, utc_now
-from autorl.events import SubmissionEvent
 
 FINAL = {"scored", "failed", "duplicate"}
 

@@ -10,10 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from autorl_grading.checkpoints import (
+    CheckpointError,
+    hash_tree,
+    hash_weights,
+    tensor_hash,
+    validate,
+)
 from autorl_testing.checkpoints import write_checkpoint
 from safetensors.numpy import save_file
-
-from autorl.checkpoints import CheckpointError, hash_tree, hash_weights, tensor_hash, validate
 
 TENSORS = {
     "model.embed.weight": np.arange(24, dtype="float32").reshape(4, 6),

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autorl_records import load_run, process_metrics, summary
 
 from autorl.errors import AutorlError
-from autorl.records import load_run, process_metrics, summary
 
 BASE_HASH = "sha256:" + "b" * 64
 

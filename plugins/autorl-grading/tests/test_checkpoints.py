@@ -7,10 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from autorl_grading.checkpoints import CheckpointError, hash_weights, validate
 from autorl_testing.checkpoints import write_checkpoint
 from safetensors.numpy import save_file
-
-from autorl.checkpoints import CheckpointError, hash_weights, validate
 
 
 def test_valid_full_checkpoint(tmp_path: Path) -> None:

@@ -7,10 +7,9 @@ import shutil
 from pathlib import Path
 
 import httpx
+from autorl_records import load_run, process_metrics, summary
 from autorl_testing.checkpoints import write_checkpoint
 from autorl_testing.grading import LiveGrader as Grader
-
-from autorl.records import load_run, process_metrics, summary
 
 
 def submit(grader: Grader, path: str, wait: bool) -> dict:

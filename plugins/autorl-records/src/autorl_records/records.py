@@ -20,6 +20,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from autorl.engine.records_io import read_submission_log
 from autorl.errors import AutorlError
 
 FINAL_STATUSES: frozenset[str] = frozenset({"scored", "failed", "duplicate"})
@@ -283,42 +284,6 @@ def _load_run_info(path: Path, problems: list[str]) -> RunInfo | None:
         error=_str_or_none(data.get("error")),
         fields=data,
     )
-
-
-def read_submission_log(path: Path, problems: list[str] | None = None) -> list[dict[str, Any]]:
-    """The log's entries in order; malformed lines are skipped with a note in ``problems``."""
-    notes = problems if problems is not None else []
-    if not path.exists():
-        return []
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        notes.append(f"submissions.jsonl unreadable ({exc.strerror or exc})")
-        return []
-    lines = text.splitlines()
-    entries: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"submissions.jsonl line {number}"
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            last = number == len(lines) and not text.endswith("\n")
-            notes.append(
-                f"{where}: truncated last line ignored (the run is being written or crashed)"
-                if last
-                else f"{where}: invalid JSON ignored"
-            )
-            continue
-        if not isinstance(entry, dict) or _int_or_none(entry.get("submission_id")) is None:
-            notes.append(f"{where}: no integer submission_id, ignored")
-            continue
-        if not isinstance(entry.get("status"), str):
-            notes.append(f"{where}: no status, ignored")
-            continue
-        entries.append(entry)
-    return entries
 
 
 def _load_submissions(path: Path, problems: list[str]) -> tuple[SubmissionRecord, ...]:

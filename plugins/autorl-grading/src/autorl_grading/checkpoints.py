@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
+from autorl.errors import CheckpointError
+from autorl.types import CheckpointInfo
+
 COPIED_SUFFIXES = {
     ".json",
     ".safetensors",
@@ -60,18 +63,6 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NO_SEEK_DATA = {errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS}
 _CHANGED = {errno.ELOOP, errno.ENOTDIR, errno.ENOENT}
-
-
-class CheckpointError(Exception):
-    """A submission cannot be accepted; the message says what is wrong and how to fix it."""
-
-
-@dataclass(frozen=True)
-class CheckpointInfo:
-    kind: str
-    """``full`` (a complete model) or ``lora`` (a PEFT adapter to merge onto the base)."""
-    weight_files: tuple[str, ...]
-    weight_hash: str
 
 
 def confine(workspace: Path, output_dir: Path, model_path: str) -> Path:

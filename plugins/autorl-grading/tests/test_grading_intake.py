@@ -10,11 +10,10 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+from autorl_grading.checkpoints import hash_weights
 from autorl_testing.checkpoints import write_checkpoint
 from autorl_testing.grading import LiveGrader, write_sparse_checkpoint
 from safetensors.numpy import save_file
-
-from autorl.checkpoints import hash_weights
 
 GiB = 1024**3
 

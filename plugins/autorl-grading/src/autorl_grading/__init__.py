@@ -1,0 +1,1 @@
+"""Checkpoint intake and the grading API (see the distribution's README)."""
