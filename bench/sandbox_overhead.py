@@ -28,8 +28,9 @@ AUTORL = str(Path(sys.executable).parent / "autorl")
 
 
 def start_seconds(name: str, starts: int, workdir: Path) -> list[float]:
+    from autorl_sandbox_common.runtime import build_runtime
+
     from autorl.registry import get_registry
-    from autorl.sandbox.runtime import build_runtime
     from autorl.types import AgentLaunch, SandboxRequest
 
     sandbox = get_registry().create("sandbox", name)

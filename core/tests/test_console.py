@@ -62,9 +62,8 @@ def test_a_hostile_agent_line_reaches_a_real_terminal_inert(tmp_path: Path) -> N
     import subprocess
     import sys
 
+    from autorl_sandbox_common.logpipe import LogPipe
     from rich.console import Console
-
-    from autorl.sandbox.logpipe import LogPipe
 
     log = tmp_path / "agent.log"
     pipe = LogPipe(log).start()

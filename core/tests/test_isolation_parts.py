@@ -8,13 +8,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from autorl_sandbox_common.agentfiles import copy_agent_file
+from autorl_sandbox_common.runtime import build_runtime, closure
 from autorl_sandbox_isolated import sandbox as isolated
 
-from autorl.agentfiles import copy_agent_file
 from autorl.engine.diskwatch import DiskWatch, disk_usage
 from autorl.engine.history import CodeHistory
 from autorl.errors import ConfigError
-from autorl.sandbox.runtime import build_runtime, closure
 
 
 def test_runtime_has_the_training_stack_and_no_harness(tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_runtime_adds_the_kit_requirements_and_refuses_unknown_ones(tmp_path: Pa
 
 
 def test_closure_follows_requirements_but_never_autorl() -> None:
-    from autorl.sandbox.runtime import _installed
+    from autorl_sandbox_common.runtime import _installed
 
     found = closure(["transformers", "autorl-task-gsm8k"], _installed())
     assert "tokenizers" in found and "huggingface-hub" in found
@@ -140,7 +140,7 @@ def test_only_the_assigned_gpus_are_shown(tmp_path: Path) -> None:
 
 def test_closure_follows_requested_extras() -> None:
     """``textworld[pddl]`` brings the planner ALFWorld's engine needs; plain ``textworld`` not."""
-    from autorl.sandbox.runtime import _installed
+    from autorl_sandbox_common.runtime import _installed
 
     installed = _installed()
     if "textworld" not in installed:

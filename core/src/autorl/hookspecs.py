@@ -14,12 +14,14 @@ from autorl.specs import (
     AgentSpec,
     CommandSpec,
     DriverSpec,
+    EgressSpec,
     EvaluatorSpec,
     ExecutorSpec,
     GatewaySpec,
     GraderSpec,
     ModelSpec,
     ReportSpec,
+    RuntimeSpec,
     SandboxSpec,
     SearchBackendSpec,
     TaskSpec,
@@ -87,6 +89,16 @@ def autorl_register_gateways() -> list[GatewaySpec]:
 @hookspec
 def autorl_register_graders() -> list[GraderSpec]:
     """Checkpoint intake and the grading API every run serves its agent (``autorl-grading``)."""
+
+
+@hookspec
+def autorl_register_runtimes() -> list[RuntimeSpec]:
+    """Builders of the agent's Python environment (``autorl-sandbox-common``: ``harness``)."""
+
+
+@hookspec
+def autorl_register_egress() -> list[EgressSpec]:
+    """The agent's way out, one per egress policy (``autorl-sandbox-common``: ``allowlist``)."""
 
 
 @hookspec

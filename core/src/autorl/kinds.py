@@ -53,6 +53,10 @@ TABLE: tuple[Kind, ...] = (
          "autorl-"),
     Kind("grader", "autorl_register_graders", "GraderSpec", "Grader", "GraderConformance",
          "autorl-"),
+    Kind("runtime", "autorl_register_runtimes", "RuntimeSpec", "AgentRuntime",
+         "RuntimeConformance", "autorl-"),
+    Kind("egress", "autorl_register_egress", "EgressSpec", "Egress", "EgressConformance",
+         "autorl-", plural="egress"),
 )  # fmt: skip
 KINDS: dict[str, Kind] = {kind.name: kind for kind in TABLE}
 NAMES: tuple[str, ...] = tuple(KINDS)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from autorl.kinds import KINDS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
     from autorl.types import (
         AgentContext,
@@ -185,6 +185,35 @@ class Grader(Protocol):
     def serve(self, service: Any, *, token: str, unix_socket: Path, on_refused: Any) -> Any:
         """Start the grading API over ``service``; the running server has ``url``, ``port``
         and ``stop()``."""
+        ...
+
+
+@runtime_checkable
+class AgentRuntime(Protocol):
+    """Builds the Python environment the agent's programs run with (``autorl-sandbox-common``
+    ships ``harness``): the training stack and what the task's kit asks for, never a package
+    of the harness, so an agent cannot import, read or patch the code that scores it."""
+
+    name: str
+
+    def build(self, extra: Iterable[str] = ()) -> Any:
+        """The environment (built once, then cached) with ``extra`` distributions added; it
+        has ``root``, ``python``, ``bin_dir``, ``read_only`` (paths sandboxes show read-only)
+        and ``distributions``. ConfigError when a distribution is not available."""
+        ...
+
+
+@runtime_checkable
+class Egress(Protocol):
+    """The agent's way out under the egress policy named like it (``autorl-sandbox-common``
+    ships ``allowlist``): a proxy in the harness on a unix socket sandboxes forward inside."""
+
+    name: str
+
+    def start(self, allow: Sequence[str], log_path: Path, unix_socket: Path) -> Any:
+        """Start it; the running proxy has ``url``, ``port``, ``env()`` (the proxy variables
+        for the agent), ``requests``, ``denied`` and ``stop()``. Each request is a line of
+        ``log_path``."""
         ...
 
 

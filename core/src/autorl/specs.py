@@ -125,6 +125,20 @@ class GraderSpec(Spec):
     kind: ClassVar[str] = "grader"
 
 
+@dataclass(frozen=True)
+class RuntimeSpec(Spec):
+    """The agent's Python environment: the training stack, nothing of the harness."""
+
+    kind: ClassVar[str] = "runtime"
+
+
+@dataclass(frozen=True)
+class EgressSpec(Spec):
+    """The agent's way out under an egress policy (the name is the policy's)."""
+
+    kind: ClassVar[str] = "egress"
+
+
 SPEC_TYPES: dict[str, type[Spec]] = {name: globals()[k.spec] for name, k in KIND_TABLE.items()}
 """Kind -> spec class, from :mod:`autorl.kinds` (each class's ``kind`` must match its row)."""
 assert all(t.kind == name for name, t in SPEC_TYPES.items()), "autorl.kinds and specs disagree"

@@ -136,7 +136,7 @@ PROBE = textwrap.dedent(
 def test_boundary_uid_capabilities_no_new_privs(tmp_path: Path) -> None:
     import socket
 
-    from autorl.sandbox.runtime import base_site_packages
+    from autorl_sandbox_common.runtime import base_site_packages
 
     listener = socket.create_server(("127.0.0.1", 0))
     env = {
@@ -242,7 +242,7 @@ def test_terminate_leaves_no_process_and_no_container(tmp_path: Path) -> None:
 
 
 def test_exit_code_log_and_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("autorl.sandbox.logpipe.DEFAULT_MAX_BYTES", 100_000)
+    monkeypatch.setattr("autorl_sandbox_common.logpipe.DEFAULT_MAX_BYTES", 100_000)
     code = (
         "import sys\nprint('hello')\nsys.stderr.write('on stderr\\n')\n"
         "for _ in range(100):\n    sys.stdout.write('x' * 10_000 + '\\n')\n"

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from autorl_sandbox_common.egress import EgressProxy, allowed
+from autorl_sandbox_common.runtime import build_runtime
 from autorl_sandbox_isolated.sandbox import IsolatedSandbox, bwrap_path
 
-from autorl.sandbox.egress import EgressProxy, allowed
-from autorl.sandbox.runtime import build_runtime
 from autorl.types import AgentLaunch, Forward, SandboxRequest
 
 

@@ -84,7 +84,7 @@ def test_exit_code_and_log(tmp_path: Path, make) -> None:
 
 @pytest.mark.parametrize("make", SANDBOXES)
 def test_log_is_capped(tmp_path: Path, make, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("autorl.sandbox.logpipe.DEFAULT_MAX_BYTES", 100_000)
+    monkeypatch.setattr("autorl_sandbox_common.logpipe.DEFAULT_MAX_BYTES", 100_000)
     code = "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * 10_000 + '\\n')\n"
     proc = make().start(request(tmp_path, code))
     assert proc.wait(60) == 0

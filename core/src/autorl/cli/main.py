@@ -23,10 +23,6 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
         "autorl.cli.run:prepare",
         "Fill the caches (task data, converted models) for offline runs.",
     ),
-    "sandbox": (
-        "autorl.cli.sandbox:sandbox",
-        "Check the sandboxes on this machine; build the agent runtime.",
-    ),
 }
 
 

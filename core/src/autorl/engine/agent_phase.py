@@ -159,15 +159,13 @@ class AgentPhase:
         return service.best_score(), info
 
     def _start_egress(self) -> Any:
-        """The logging allowlist proxy, when the run's egress policy asks for one."""
-        egress = self.config.egress
-        if egress.policy != "allowlist":
+        """The agent's way out (a logging allowlist proxy), when the run's policy has one."""
+        if self.parts.egress is None:
             return None
-        from autorl.sandbox.egress import EgressProxy
-
-        proxy = EgressProxy(
+        egress = self.config.egress
+        proxy = self.parts.egress.start(
             egress.allow, self.run_dir / "egress.jsonl", self.state_dir / "egress.sock"
-        ).start()
+        )
         self.events.info("egress_proxy_started", allow=list(egress.allow), url=proxy.url)
         return proxy
 

@@ -19,10 +19,13 @@ from autorl.paths import cache_dir
 from autorl.registry import Registry
 from autorl.types import Limits, ModelInfo, PreparedTask, TaskContext
 
-LLM_GATEWAY = "llm"
-"""The gateway component that serves drivers to agents (distribution ``autorl-llm``)."""
-GRADER = "api"
-"""The grading component: checkpoint intake and the grading API (``autorl-grading``)."""
+SERVICES: dict[str, tuple[str, str]] = {
+    "grader": ("api", "autorl-grading (checkpoint intake and the grading API)"),
+    "runtime": ("harness", "autorl-sandbox-common (the agent runtime, the egress proxy)"),
+    "gateway": ("llm", "autorl-llm (the drivers' layer and the metering gateway)"),
+}
+"""Harness services the engine reaches through the registry: kind -> (component, where from).
+The egress proxy is named by the run's ``[egress] policy`` instead."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,10 @@ class Components:
     model: Any
     limits: Limits
     grader: Any
+    runtime: Any
+    """Builds the agent's Python environment (``AgentRuntime``)."""
+    egress: Any = None
+    """The agent's way out when the egress policy is not ``none`` (``Egress``)."""
     driver: Any = None
     llm_gateway: Any = None
 
@@ -72,12 +79,15 @@ def resolve(config: RunConfig, registry: Registry) -> Components:
     if check is not None:
         check()  # a machine without the sandbox's tools fails here, never falls back
     model = resolve_model(registry, config.model)
-    grader = grading(registry)
+    grader, runtime = service(registry, "grader"), service(registry, "runtime")
+    egress = None
+    if config.egress.policy != "none":
+        egress = service(registry, "egress", config.egress.policy, "the egress policy")
     for report in config.reports:
         registry.get("report", report)
     driver = gateway = None
     if config.driver:
-        gateway = llm_gateway(config, registry)
+        gateway = service(registry, "gateway", why=f"the run has a driver ({config.driver})")
         driver = gateway.open_driver(config.driver, dict(config.driver_options), registry)
     elif (registry.get("agent", config.agent).spec.options or {}).get("driver"):
         raise ConfigError(
@@ -85,29 +95,20 @@ def resolve(config: RunConfig, registry: Registry) -> Components:
             hint="add --driver scripted/<script.yaml> (offline), openai/gpt-5.2 or "
             "anthropic/claude-sonnet-4-6 (key in the harness environment); see docs/agents.md",
         )
-    return Components(task, agent, sandbox, model, config.limits.resolve(), grader, driver, gateway)
+    limits = config.limits.resolve()
+    return Components(task, agent, sandbox, model, limits, grader, runtime, egress, driver, gateway)
 
 
-def grading(registry: Registry) -> Any:
-    """The grading component (``autorl-grading``), reached through the registry: every run
-    needs one, so its absence fails before any work."""
+def service(registry: Registry, kind: str, name: str = "", why: str = "every run") -> Any:
+    """A harness service (:data:`SERVICES`) built through the registry; its absence fails
+    before any work, naming the distribution that provides it."""
+    default, where = SERVICES.get(kind, ("", "autorl-sandbox-common (the allowlist proxy)"))
     try:
-        return registry.create("grader", GRADER)
+        return registry.create(kind, name or default)
     except AutorlError as exc:
         raise ConfigError(
-            f"no grading component: {exc.message}",
-            hint="pip install autorl-grading (checkpoint intake and the grading API)",
-        ) from None
-
-
-def llm_gateway(config: RunConfig, registry: Registry) -> Any:
-    """The LLM-gateway component (``autorl-llm``), reached through the registry."""
-    try:
-        return registry.create("gateway", LLM_GATEWAY)
-    except AutorlError as exc:
-        raise ConfigError(
-            f"the run has a driver ({config.driver}) but no LLM gateway: {exc.message}",
-            hint="pip install autorl-llm (the drivers' layer and the metering gateway)",
+            f"{why} needs the {kind} {name or default!r}: {exc.message}",
+            hint=f"pip install {where}",
         ) from None
 
 
@@ -135,10 +136,8 @@ def prepare(config: RunConfig, registry: Registry, parts: Components, console: R
     check = getattr(evaluator, "check_config", None)
     if check is not None:  # a typo in an evaluator option fails here, before the baseline
         check(dict(evaluator_config), contract)
-    from autorl.sandbox.runtime import build_runtime
-
     stage("runtime")
-    runtime = build_runtime(prepared.kit_requires)
+    runtime = parts.runtime.build(prepared.kit_requires)
     stage("hashes")
     base_hash, base_tree_hash = parts.grader.fingerprint(model_info.path)
     stage(None)

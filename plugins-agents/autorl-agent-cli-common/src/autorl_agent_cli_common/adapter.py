@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from autorl_sandbox_common.agentfiles import copy_agent_file
 from pydantic import Field, StrictBool, StrictStr
 
-from autorl.agentfiles import copy_agent_file
 from autorl.errors import ConfigError
 from autorl.options import OptionsModel, parse_options
 from autorl.options import describe as describe_options

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from autorl_data.jsonl import read_jsonl
 from pydantic import Field, PositiveFloat, model_validator
 
-from autorl.datafiles import read_jsonl
 from autorl.errors import ConfigError
 from autorl.options import OptionsModel, PositiveInt, parse_options
 from autorl.types import EvalRequest, EvalResult

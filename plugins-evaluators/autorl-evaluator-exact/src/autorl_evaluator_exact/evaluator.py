@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autorl_data.jsonl import read_jsonl
 from pydantic import Field
 
-from autorl.datafiles import read_jsonl
 from autorl.errors import ConfigError
 from autorl.options import OptionsModel, PositiveInt, parse_options
 from autorl.types import EvalRequest, EvalResult

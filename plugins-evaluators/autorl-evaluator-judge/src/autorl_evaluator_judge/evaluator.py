@@ -19,9 +19,9 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
+from autorl_data.jsonl import read_jsonl
 from autorl_llm.drivers.errors import DriverError
 
-from autorl.datafiles import read_jsonl
 from autorl.errors import ConfigError
 from autorl.types import EvalRequest, EvalResult
 from autorl_evaluator_judge import prompt as judge_prompt

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autorl_data.cache import build_once, files_digest, params_digest
 from autorl_task_common import copy_into_kit, kit_sources
 from pydantic import Field
 
@@ -17,7 +18,6 @@ from autorl.errors import AutorlError, ConfigError
 from autorl.options import OptionsModel, PositiveInt
 from autorl.options import describe as describe_options
 from autorl.options import parse_options as validate
-from autorl.taskcache import build_once, files_digest, params_digest
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_deepsearchqa.corpus import (
     Question,

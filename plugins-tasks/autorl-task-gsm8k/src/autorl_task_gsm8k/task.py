@@ -8,18 +8,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, StrictInt, model_validator
-
-from autorl.options import OptionsModel, PositiveInt
-from autorl.options import describe as describe_options
-from autorl.options import parse_options as validate
-from autorl.taskcache import (
+from autorl_data.cache import (
     build_once,
     files_digest,
     params_digest,
     single_file_kit,
     write_split,
 )
+from pydantic import Field, StrictInt, model_validator
+
+from autorl.options import OptionsModel, PositiveInt
+from autorl.options import describe as describe_options
+from autorl.options import parse_options as validate
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_gsm8k import data
 from autorl_task_gsm8k.description import describe

@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from autorl_data.cache import build_once, single_file_kit, write_jsonl
 from pydantic import Field
 
 from autorl.options import OptionsModel
 from autorl.options import describe as describe_options
 from autorl.options import parse_options as validate
-from autorl.taskcache import build_once, single_file_kit, write_jsonl
 from autorl.types import PreparedTask, TaskContext
 from autorl_task_humaneval import data
 from autorl_task_humaneval.description import describe

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autorl.agentfiles import no_links_below
+from autorl_sandbox_common.agentfiles import no_links_below
+
 from autorl_analysis.model import Evidence, Flag
 
 NGRAM = 8

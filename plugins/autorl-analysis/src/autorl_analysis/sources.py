@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autorl.agentfiles import OPEN_FLAGS, no_links_below
+from autorl_sandbox_common.agentfiles import OPEN_FLAGS, no_links_below
+
 from autorl.engine.history import SAFE_CONFIG
 
 MAX_LOG_BYTES = 16 * 1024**2

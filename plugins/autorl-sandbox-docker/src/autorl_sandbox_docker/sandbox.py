@@ -5,7 +5,7 @@ pieces: the supervisor (:mod:`autorl_sandbox_isolated.supervisor`) is the contai
 only process with privileges; it forwards the loopback ports over the unix sockets in the
 state directory and starts the agent through ``setpriv`` as an unprivileged uid with no
 capabilities and ``no_new_privs``; the agent's stdout and stderr reach ``agent.log`` through
-the core's capped :class:`~autorl.sandbox.logpipe.LogPipe`. The container adds:
+the core's capped :class:`~autorl_sandbox_common.logpipe.LogPipe`. The container adds:
 
 - an image that is an empty skeleton (:mod:`autorl_sandbox_docker.image`); the host's system
   directories, the curated ``/etc``, the agent runtime, the base model and the launch's
@@ -39,6 +39,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from autorl_sandbox_common.logpipe import LogPipe
 from autorl_sandbox_isolated import supervisor as supervisor_module
 from autorl_sandbox_isolated.cgroups import ROOT as CGROUP_ROOT
 from autorl_sandbox_isolated.cgroups import AgentCgroup
@@ -51,7 +52,6 @@ from autorl_sandbox_isolated.sandbox import (
 )
 
 from autorl.errors import ConfigError
-from autorl.sandbox.logpipe import LogPipe
 from autorl.types import Limits, SandboxRequest
 from autorl_sandbox_docker.image import ensure_image, image_tag
 

@@ -34,8 +34,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from autorl_sandbox_common.logpipe import LogPipe
+
 from autorl.errors import ConfigError
-from autorl.sandbox.logpipe import LogPipe
 from autorl.types import SandboxRequest
 from autorl_sandbox_isolated import supervisor as supervisor_module
 from autorl_sandbox_isolated.cgroups import AgentCgroup, join_command
@@ -467,7 +468,7 @@ def _ancestors(paths: list[Path]) -> list[str]:
 def hidden_below(mounted: set[Path]) -> list[Path]:
     """The harness's code and site directories (and the base interpreter's site-packages) that
     lie under a mounted directory: each gets an empty tmpfs on top."""
-    from autorl.sandbox.runtime import base_site_packages, harness_code_paths
+    from autorl_sandbox_common.runtime import base_site_packages, harness_code_paths
 
     mounts = [m.resolve() for m in mounted if m.exists()]
     found = []

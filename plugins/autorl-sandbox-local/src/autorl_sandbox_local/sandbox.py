@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import psutil
+from autorl_sandbox_common.logpipe import LogPipe
 
-from autorl.sandbox.logpipe import LogPipe
 from autorl.types import AgentLaunch, SandboxRequest
 
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"

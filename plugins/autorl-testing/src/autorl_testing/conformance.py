@@ -320,7 +320,8 @@ class SandboxConformance(PluginConformance):
         env: Mapping[str, str] | None = None,
         forwards: tuple[Any, ...] = (),
     ) -> Any:
-        from autorl.sandbox.runtime import build_runtime
+        from autorl_sandbox_common.runtime import build_runtime
+
         from autorl.types import AgentLaunch, SandboxRequest
 
         runtime = build_runtime()
@@ -633,6 +634,45 @@ class GraderConformance(PluginConformance):
         finally:
             server.stop()
             service.close()
+
+
+class RuntimeConformance(PluginConformance):
+    """A runtime runs Python with the training stack and cannot import the harness."""
+
+    kind: ClassVar[str] = "runtime"
+
+    def test_runs_python_without_the_harness(self) -> None:
+        import subprocess
+
+        runtime = self.create().build()
+        code = "import importlib.util as u; print(u.find_spec('autorl') is None)"
+        proc = subprocess.run(
+            [str(runtime.python), "-I", "-c", code], capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "True", "the agent runtime can import autorl"
+        assert all(Path(p).is_absolute() for p in runtime.read_only), runtime.read_only
+
+
+class EgressConformance(PluginConformance):
+    """An egress proxy serves on loopback, refuses a host off the list and logs each request."""
+
+    kind: ClassVar[str] = "egress"
+
+    def test_refuses_a_host_off_the_list_and_logs_it(self, tmp_path: Path) -> None:
+        import socket
+
+        log = tmp_path / "egress.jsonl"
+        proxy = self.create().start(["allowed.invalid"], log, tmp_path / "egress.sock")
+        try:
+            assert proxy.url.startswith("http://127.0.0.1:"), proxy.url
+            with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as conn:
+                conn.sendall(b"CONNECT denied.invalid:443 HTTP/1.1\r\nHost: x\r\n\r\n")
+                assert conn.recv(64).split()[1] == b"403"
+            assert proxy.denied >= 1 and "denied.invalid" in log.read_text()
+            assert proxy.url in proxy.env().values(), "the agent must be told the proxy"
+        finally:
+            proxy.stop()
 
 
 CONFORMANCE_BY_KIND: dict[str, type[PluginConformance]] = {

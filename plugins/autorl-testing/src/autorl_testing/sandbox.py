@@ -72,7 +72,7 @@ def sandbox_request(
     """A run directory under ``tmp_path`` (workspace with ``agent.py`` = ``code`` and a
     read-only ``data/``, a harness record beside it) and the request that runs ``agent.py``
     with the agent runtime's Python."""
-    from autorl.sandbox.runtime import build_runtime
+    from autorl_sandbox_common.runtime import build_runtime
 
     runtime = build_runtime()
     run = tmp_path / "run"

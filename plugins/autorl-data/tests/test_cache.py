@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from autorl.taskcache import build_once, files_digest, params_digest
+from autorl_data.cache import build_once, files_digest, params_digest
 
 
 def test_build_once_builds_then_reuses(tmp_path: Path) -> None:

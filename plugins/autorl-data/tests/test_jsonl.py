@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from autorl_data.jsonl import read_jsonl
 
-from autorl.datafiles import read_jsonl
 from autorl.errors import ConfigError
 
 

@@ -16,8 +16,8 @@ def prepare(tasks: tuple[str, ...]) -> None:
     """Build the agent runtime (the training stack, no autorl package) into the cache."""
     from autorl.paths import cache_dir
     from autorl.registry import get_registry
-    from autorl.sandbox.runtime import build_runtime
     from autorl.types import TaskContext
+    from autorl_sandbox_common.runtime import build_runtime
 
     extra: list[str] = []
     registry = get_registry()

@@ -1,1 +1,0 @@
-"""Sandboxes that run the agent apart from the harness."""

@@ -1,0 +1,1 @@
+"""Task data: splits built once into the cache, JSON-lines read with clear errors."""

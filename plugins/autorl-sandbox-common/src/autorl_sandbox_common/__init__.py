@@ -1,0 +1,1 @@
+"""What the sandboxes share (see the distribution's README)."""
