@@ -23,9 +23,10 @@ SERVICES: dict[str, tuple[str, str]] = {
     "grader": ("api", "autorl-grading (checkpoint intake and the grading API)"),
     "runtime": ("harness", "autorl-sandbox-common (the agent runtime, the egress proxy)"),
     "gateway": ("llm", "autorl-llm (the drivers' layer and the metering gateway)"),
+    "egress": ("allowlist", "autorl-sandbox-common (the allowlist egress proxy)"),
 }
-"""Harness services the engine reaches through the registry: kind -> (component, where from).
-The egress proxy is named by the run's ``[egress] policy`` instead."""
+"""Harness services the engine reaches through the registry: kind -> (default component,
+where from). The egress component is the one named like the run's ``[egress] policy``."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,8 @@ def resolve(config: RunConfig, registry: Registry) -> Components:
     grader, runtime = service(registry, "grader"), service(registry, "runtime")
     egress = None
     if config.egress.policy != "none":
-        egress = service(registry, "egress", config.egress.policy, "the egress policy")
+        policy = config.egress.policy
+        egress = service(registry, "egress", policy, f"egress policy {policy!r}")
     for report in config.reports:
         registry.get("report", report)
     driver = gateway = None
@@ -102,7 +104,7 @@ def resolve(config: RunConfig, registry: Registry) -> Components:
 def service(registry: Registry, kind: str, name: str = "", why: str = "every run") -> Any:
     """A harness service (:data:`SERVICES`) built through the registry; its absence fails
     before any work, naming the distribution that provides it."""
-    default, where = SERVICES.get(kind, ("", "autorl-sandbox-common (the allowlist proxy)"))
+    default, where = SERVICES[kind]
     try:
         return registry.create(kind, name or default)
     except AutorlError as exc:
