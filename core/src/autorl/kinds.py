@@ -21,7 +21,8 @@ class Kind:
     conformance: str | None
     """The conformance class in ``autorl_testing``."""
     pip_prefix: str | None
-    """Conventional distribution prefix, for "install it" hints."""
+    """Conventional distribution prefix, for "install it" hints (None where a component's
+    name is not part of its distribution's: the harness services, commands)."""
     plural: str = ""
 
     def __post_init__(self) -> None:
@@ -50,13 +51,13 @@ TABLE: tuple[Kind, ...] = (
     Kind("search_backend", "autorl_register_search_backends", "SearchBackendSpec",
          "SearchBackend", "SearchBackendConformance", "autorl-search-"),
     Kind("gateway", "autorl_register_gateways", "GatewaySpec", "Gateway", "GatewayConformance",
-         "autorl-"),
+         None),
     Kind("grader", "autorl_register_graders", "GraderSpec", "Grader", "GraderConformance",
-         "autorl-"),
+         None),
     Kind("runtime", "autorl_register_runtimes", "RuntimeSpec", "AgentRuntime",
-         "RuntimeConformance", "autorl-"),
+         "RuntimeConformance", None),
     Kind("egress", "autorl_register_egress", "EgressSpec", "Egress", "EgressConformance",
-         "autorl-", plural="egress"),
+         None, plural="egress"),
 )  # fmt: skip
 KINDS: dict[str, Kind] = {kind.name: kind for kind in TABLE}
 NAMES: tuple[str, ...] = tuple(KINDS)

@@ -1,4 +1,4 @@
-"""Fixtures of the core's tests: a live grading server."""
+"""Fixtures of the grading tests: a live grading server."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def resolve(config: RunConfig, registry: Registry) -> Components:
         registry.get("report", report)
     driver = gateway = None
     if config.driver:
-        gateway = service(registry, "gateway", why=f"the run has a driver ({config.driver})")
+        gateway = service(registry, "gateway", why=f"a run with a driver ({config.driver})")
         driver = gateway.open_driver(config.driver, dict(config.driver_options), registry)
     elif (registry.get("agent", config.agent).spec.options or {}).get("driver"):
         raise ConfigError(

@@ -5,7 +5,7 @@ pieces: the supervisor (:mod:`autorl_sandbox_isolated.supervisor`) is the contai
 only process with privileges; it forwards the loopback ports over the unix sockets in the
 state directory and starts the agent through ``setpriv`` as an unprivileged uid with no
 capabilities and ``no_new_privs``; the agent's stdout and stderr reach ``agent.log`` through
-the core's capped :class:`~autorl_sandbox_common.logpipe.LogPipe`. The container adds:
+the shared capped :class:`~autorl_sandbox_common.logpipe.LogPipe`. The container adds:
 
 - an image that is an empty skeleton (:mod:`autorl_sandbox_docker.image`); the host's system
   directories, the curated ``/etc``, the agent runtime, the base model and the launch's
