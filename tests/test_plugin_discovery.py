@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -200,3 +201,28 @@ def test_blocking_the_builtins_removes_them(run_autorl) -> None:
         "autorl-sandbox-docker",
         "autorl-sandbox-local",
     }
+
+
+@pytest.mark.parametrize(
+    ("blocked", "message"),
+    [
+        ("autorl-grading", "every run needs the grader 'api'"),
+        ("autorl-sandbox-common", "every run needs the runtime 'harness'"),
+    ],
+)
+def test_a_run_without_a_harness_service_fails_first_naming_its_distribution(
+    run_autorl, tmp_path: Path, blocked: str, message: str
+) -> None:
+    """The engine reaches the grader and the agent runtime only through the registry: without
+    their distribution a run stops before any work (no run directory) and says what to
+    install, instead of failing half-way or running with less."""
+    config = tmp_path / "run.toml"
+    config.write_text(
+        f'task = "gsm8k"\nmodel = "tiny"\nsandbox = "local"\nruns_dir = "{tmp_path}/runs"\n'
+    )
+    proc = run_autorl("run", "--config", str(config), AUTORL_BLOCK_PLUGINS=blocked)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out
+    assert message in out and f"pip install {blocked}" in out, out
+    assert "Traceback" not in out
+    assert not (tmp_path / "runs").exists()
