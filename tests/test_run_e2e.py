@@ -215,3 +215,49 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path: Path) -> None:
         assert done.returncode == 2, (args, out)
         assert needle in out, (args, out)
         assert "Traceback" not in out, (args, out)
+
+
+def test_gpu_hours_budget_stops_the_agent(tmp_path: Path) -> None:
+    """A run whose agent has GPUs meters their GPU-hours and stops the agent when they are
+    spent; fake device lists stand in for NVML (GPU 0 busy 100 %), the grader stays on the CPU."""
+    root = tmp_path
+    cfg = root / "gpu.toml"
+    cfg.write_text(
+        'device = "cpu"\n[limits]\ngpus = [0]\n'
+        "[budget]\nwall_seconds = 120\nmax_gpu_hours = 0.001\n"  # 3.6 s of a busy GPU
+    )
+    env = {
+        **os.environ,
+        "AUTORL_CACHE": str(root / "cache"),
+        "HF_HUB_OFFLINE": "1",
+        "AUTORL_GPU_PROBE": "autorl_testing.gpus:FakeProbe",
+        "AUTORL_FAKE_GPUS": "0=100,1=0",
+    }
+    argv = [AUTORL, "run", "--config", str(cfg), "--task", "gsm8k", "--model", "tiny"]
+    done = subprocess.run(
+        [*argv, "--runs-dir", str(root / "runs"), "--run-id", "gpu"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    run = json.loads((root / "runs" / "gpu" / "run.json").read_text())
+    assert run["end_reason"] == "gpu_hours"
+    assert run["agent_seconds"] < 60
+    assert run["gpu_usage"]["gpus"] == [0] and run["gpu_usage"]["gpu_hours"] >= 0.001
+    events = (root / "runs" / "gpu" / "events.jsonl").read_text()
+    assert "gpu_budget_exhausted" in events
+    report = (root / "runs" / "gpu" / "report" / "report.md").read_text()
+    assert "GPU-hours budget was spent" in report and "0.001 GPU-hours" in report
+    # a GPU the machine lacks fails before any work, with no run directory
+    bad = subprocess.run(
+        [*argv, "--runs-dir", str(root / "runs"), "--run-id", "nogpu"],
+        env={**env, "AUTORL_FAKE_GPUS": "1=0"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode != 0 and "GPU 0 is not on this machine" in bad.stdout + bad.stderr
+    assert "Traceback" not in bad.stdout + bad.stderr
+    assert not (root / "runs" / "nogpu").exists()

@@ -11,7 +11,14 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from autorl.errors import ConfigError
 
@@ -35,7 +42,7 @@ def duration_seconds(text: str) -> float:
 
 
 class Budget(BaseModel):
-    """What the agent may spend. Evaluation time of submissions is not charged to the agent."""
+    """What the agent may spend: wall time, submissions, driver tokens and cost, GPU-hours."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -51,6 +58,17 @@ class Budget(BaseModel):
     )
     max_cost_usd: float | None = Field(
         None, gt=0, description="Driver cost in US dollars through the gateway; None: no cap."
+    )
+    max_gpu_hours: float | None = Field(
+        None,
+        gt=0,
+        description="GPU-hours of the agent's GPUs (limits.gpus), metered through NVML as "
+        "utilisation x time; None: no cap.",
+    )
+    evaluation_time: Literal["charged", "excluded"] = Field(
+        "charged",
+        description="charged: the agent's clock runs while the grader evaluates its "
+        "submissions; excluded: the deadline moves back by the time spent evaluating.",
     )
 
 
@@ -73,6 +91,11 @@ class LimitsConfig(BaseModel):
     gpus: list[int] = Field(
         default_factory=list, description="GPU indices the agent may use (none by default)."
     )
+
+    @field_validator("gpus")
+    @classmethod
+    def _indices(cls, value: list[int]) -> list[int]:
+        return _gpu_list(value)
 
     @field_validator("memory_gb", "pids")
     @classmethod
@@ -99,6 +122,31 @@ class LimitsConfig(BaseModel):
             cpus=self.cpus,
             gpus=tuple(str(g) for g in self.gpus),
         )
+
+
+class GraderConfig(BaseModel):
+    """Where the grader evaluates submissions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpus: list[int] = Field(
+        default_factory=list,
+        description="GPU indices for evaluation, disjoint from limits.gpus; none: the first "
+        "GPU that is not the agent's (or the CPU).",
+    )
+
+    @field_validator("gpus")
+    @classmethod
+    def _indices(cls, value: list[int]) -> list[int]:
+        return _gpu_list(value)
+
+
+def _gpu_list(value: list[int]) -> list[int]:
+    if any(g < 0 for g in value):
+        raise ValueError("GPU indices are 0 or more")
+    if len(set(value)) != len(value):
+        raise ValueError("a GPU is named twice")
+    return value
 
 
 class EgressConfig(BaseModel):
@@ -137,6 +185,7 @@ class RunConfig(BaseModel):
     budget: Budget = Field(default_factory=Budget)
     sandbox: str = DEFAULT_SANDBOX
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    grader: GraderConfig = Field(default_factory=GraderConfig)
     egress: EgressConfig = Field(default_factory=EgressConfig)
     reports: list[str] = Field(default_factory=lambda: ["basic", "analysis"])
     runs_dir: Path = Path("runs")
@@ -154,6 +203,18 @@ class RunConfig(BaseModel):
         default_factory=dict,
         description="Free labels kept in the manifest (a campaign sets campaign and cell).",
     )
+
+    @model_validator(mode="after")
+    def _disjoint_gpus(self) -> RunConfig:
+        shared = sorted(set(self.limits.gpus) & set(self.grader.gpus))
+        if shared:
+            raise ValueError(
+                f"GPU {', '.join(map(str, shared))} is in both limits.gpus (the agent's) and "
+                "grader.gpus: give each GPU to one of them"
+            )
+        if self.budget.max_gpu_hours is not None and not self.limits.gpus:
+            raise ValueError("budget.max_gpu_hours needs GPUs for the agent (limits.gpus)")
+        return self
 
     @field_validator("task", "agent", "model", "sandbox")
     @classmethod

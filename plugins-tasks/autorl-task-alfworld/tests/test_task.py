@@ -222,6 +222,13 @@ def test_official_layout_is_found_and_split(tmp_path: Path) -> None:
     kit_text = _scan(prepared.kit_dir)
     assert "valid_unseen" not in kit_text and str(data) not in kit_text
     assert len(list((prepared.kit_dir / "alfworld_games").glob("*/game.tw-pddl"))) == 2
+    # the reference's protocol on the official games: 50 steps, 100 new tokens, greedy, the whole
+    # history in the prompt (RD-Agent's autorl_bench ALFWorld eval); the kit plays the same
+    config = prepared.evaluator_config
+    assert (config["max_steps"], config["max_new_tokens"], config["temperature"]) == (50, 100, 0.0)
+    assert config["history_window"] >= config["max_steps"]
+    kit_config = json.loads((prepared.kit_dir / "alfworld_games" / "config.json").read_text())
+    assert kit_config == {"max_steps": 50, "history_window": config["history_window"]}
     with pytest.raises(ConfigError, match="holds 2 solvable games, 3 asked"):
         prepare(tmp_path / "c2", data_path=str(data), eval_size=3)
     with pytest.raises(ConfigError, match=r"lacks json_2\.1\.1/valid_unseen"):

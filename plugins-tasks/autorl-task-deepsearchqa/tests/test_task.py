@@ -169,6 +169,14 @@ def test_reference_split_of_the_real_data_set(tmp_path: Path, prepare) -> None:
     assert [q.session_id for q in train] == [q.session_id for q in expected_train]
     sets = [q for q in evals if q.answer_type == "set"]
     assert sets and len(sets[0].answer) == 3 and sets[0].answer[0].startswith("Alpha")
+    # the reference's split: datasets' shuffle(seed=42), rows [0:100] train, [100:300] eval,
+    # checked against the datasets library itself when it is installed; 6 steps
+    assert prepared.evaluator_config["max_steps"] == 6
+    import datasets
+
+    order = datasets.Dataset.from_dict({"i": list(range(len(rows)))}).shuffle(seed=42)["i"]
+    assert [q.session_id for q in evals] == [rows[i].session_id for i in order[100:300]]
+    assert [q.session_id for q in train] == [rows[i].session_id for i in order[:100]]
     again = prepare(tmp_path / "cache2", data_path=str(data / "DSQA-full.csv"))
     assert Path(again.eval_path).read_bytes() == Path(prepared.eval_path).read_bytes()
 

@@ -25,7 +25,7 @@ def test_sessions_are_ids_and_envs_share_one_shop() -> None:
     first = protocol.make_env({}, EVAL)
     second = protocol.make_env({"max_steps": 3}, EVAL)
     assert first.shop is second.shop  # the catalogue and its index are built once
-    assert (first.max_steps, second.max_steps) == (15, 3)
+    assert (first.max_steps, second.max_steps) == (50, 3)
     obs, _ = first.reset("eval-0007")
     obs2, _ = second.reset("eval-0008")
     assert "Instruction:" in obs and obs != obs2  # independent sessions

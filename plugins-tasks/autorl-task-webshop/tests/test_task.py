@@ -209,6 +209,22 @@ def test_official_files_load_with_disjoint_targets(tmp_path: Path) -> None:
     assert {g.session_id for g in kit_goals} == {g.session_id for g in train}
 
 
+def test_reference_protocol_is_the_reference_codes(tmp_path: Path) -> None:
+    """With the official data the grader plays the reference's protocol (RD-Agent's
+    autorl_bench WebShop eval): 100 sessions, 50 steps, 100 new tokens, the last 5 turns,
+    greedy, success at reward 0.5; the kit follows the same step limit and window."""
+    data = tmp_path / "webshop"
+    data.mkdir()
+    _write_official(data, n_products=300)
+    prepared = prepare(tmp_path / "cache", data_path=str(data))
+    config = prepared.evaluator_config
+    assert len(load_goals(prepared.eval_path)) == 100
+    assert (config["max_steps"], config["max_new_tokens"], config["history_window"]) == (50, 100, 5)
+    assert config["temperature"] == 0.0 and config["success_threshold"] == 0.5
+    settings = json.loads((prepared.kit_dir / "webshop_data" / "settings.json").read_text())
+    assert (settings["max_steps"], settings["history_window"]) == (50, 5)
+
+
 def test_official_files_missing_is_a_precise_error(tmp_path: Path) -> None:
     data = tmp_path / "webshop"
     data.mkdir()

@@ -174,3 +174,22 @@ def test_no_endpoint_sets_the_baseline_or_writes_scores(grader: Grader) -> None:
     for path in ("/set_baseline", "/baseline", "/score"):
         r = httpx.post(grader.url + path, json={"score": 100}, headers=grader.auth)
         assert r.status_code in (404, 405)
+
+
+def test_budget_shows_gpu_hours_and_excluded_evaluation_time(grader: Grader) -> None:
+    """What the agent reads at /budget: its GPU-hours (the engine's meter) and the time given
+    back when evaluation is not charged, with the deadline moved back by it."""
+    from autorl_testing.gpus import FakeProbe
+
+    from autorl.engine.gpus import GpuMeter
+
+    meter = GpuMeter(FakeProbe("0=100"), [0], limit_hours=2.0)
+    meter.sample(1800)
+    grader.clock.meters["gpu"] = meter.snapshot
+    before = httpx.get(f"{grader.url}/budget", headers=grader.auth).json()
+    grader.clock.credit(30.0)
+    after = httpx.get(f"{grader.url}/budget", headers=grader.auth).json()
+    assert after["gpu_hours"] == 0.5 and after["max_gpu_hours"] == 2.0
+    assert after["gpu_hours_remaining"] == 1.5 and after["gpus"] == [0]
+    assert after["evaluation_seconds_excluded"] == 30.0
+    assert after["remaining_s"] > before["remaining_s"] + 25

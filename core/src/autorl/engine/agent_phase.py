@@ -100,7 +100,7 @@ class AgentPhase:
             max_submissions=cfg.budget.max_submissions,
             baseline_score=baseline_score,
             base_weight_hash=self.setup.base_hash,
-            evaluate=lambda sid, ckpt, info: self.scorer.submission(sid, ckpt, info),
+            evaluate=self._evaluator(clock),
             snapshot=history.snapshot,
             notify=notify,
             run_id=self.run_id,
@@ -157,6 +157,33 @@ class AgentPhase:
                 shutil.rmtree(self.state_dir, ignore_errors=True)
         history.snapshot("end of run")
         return service.best_score(), info
+
+    def _evaluator(self, clock: BudgetClock) -> Any:
+        """The grader's evaluation of a submission; under ``evaluation_time = "excluded"`` its
+        duration moves the agent's deadline back (serial evaluations never overlap)."""
+        excluded = self.config.budget.evaluation_time == "excluded"
+
+        def evaluate(sid: int, ckpt: Path, info: Any) -> Any:
+            began = time.monotonic()
+            try:
+                return self.scorer.submission(sid, ckpt, info)
+            finally:
+                if excluded:
+                    clock.credit(time.monotonic() - began)
+
+        return evaluate
+
+    def _gpu_meter(self, clock: BudgetClock) -> Any:
+        """The agent's GPU-hours, metered from the moment its clock starts (``limits.gpus``)."""
+        gpus, limit = self.config.limits.gpus, self.config.budget.max_gpu_hours
+        if not gpus:
+            return None
+        from autorl.engine.gpus import GpuMeter
+
+        meter = GpuMeter(self.parts.gpu_probe, gpus, limit).start()
+        clock.meters["gpu"] = meter.snapshot
+        self.events.info("gpu_meter_started", gpus=list(gpus), max_gpu_hours=limit)
+        return meter
 
     def _start_egress(self) -> Any:
         """The agent's way out (a logging allowlist proxy), when the run's policy has one."""
@@ -308,6 +335,7 @@ class AgentPhase:
                 "comparable.[/]"
             )
         clock.start()
+        meter = self._gpu_meter(clock)
         proc = self.parts.sandbox.start(self._sandbox_request(launch, forwards))
         console.print(
             f"agent [bold]{cfg.agent}[/] started in sandbox [bold]{cfg.sandbox}[/] "
@@ -333,6 +361,10 @@ class AgentPhase:
                     console.print(f"[yellow]budget: {warning}[/]")
                 if clock.expired():
                     break
+                if meter is not None and meter.exceeded:
+                    end_reason = "gpu_hours"
+                    events.warning("gpu_budget_exhausted", **meter.snapshot())
+                    break
                 if disk.exceeded:
                     end_reason = "disk_limit"
                     events.warning("disk_limit", **disk.report())
@@ -350,6 +382,8 @@ class AgentPhase:
             code = proc.terminate()
             clock.stop()
             disk.stop()
+            if meter is not None:
+                meter.stop()
             console.agent_stopped()
         if exit_code is None:
             exit_code = code
@@ -381,6 +415,10 @@ class AgentPhase:
             "budget_seconds": cfg.budget.wall_seconds,
             "sandbox": {"name": cfg.sandbox, **sandbox_usage},
         }
+        if meter is not None:
+            info["gpu_usage"] = meter.snapshot()
+        if clock.credited:
+            info["evaluation_seconds_excluded"] = round(clock.credited, 2)
         if driver_usage is not None:
             info["driver_usage"] = driver_usage
             info["driver_health"] = health

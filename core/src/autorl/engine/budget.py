@@ -1,9 +1,12 @@
-"""The budget clock and its warnings (at 50 % and 90 % of the wall-clock budget)."""
+"""The budget clock, its warnings (at 50 % and 90 % of the wall-clock budget), the time it
+gives back when evaluation is not charged to the agent, and the other meters ``/budget`` shows."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 WARN_AT = (0.5, 0.9)
 
@@ -13,6 +16,10 @@ class BudgetClock:
 
     def __init__(self, wall_seconds: float) -> None:
         self.wall_seconds = wall_seconds
+        self.credited = 0.0
+        """Seconds given back (evaluations, when the run's policy excludes them)."""
+        self.meters: dict[str, Callable[[], dict[str, Any]]] = {}
+        """Other budgets' readings (GPU-hours), merged into ``usage()``."""
         self._start: float | None = None
         self._stopped: float | None = None
         self._warnings: list[str] = []
@@ -32,14 +39,27 @@ class BudgetClock:
         return (self._stopped or time.monotonic()) - self._start
 
     def remaining(self) -> float:
-        return max(0.0, self.wall_seconds - self.elapsed())
+        return max(0.0, self.wall_seconds + self.credited - self.elapsed())
 
     def expired(self) -> bool:
-        return self._start is not None and self.elapsed() >= self.wall_seconds
+        return self._start is not None and self.elapsed() >= self.wall_seconds + self.credited
+
+    def credit(self, seconds: float) -> None:
+        """Move the deadline back by ``seconds`` while the agent runs (never after it stopped)."""
+        with self._lock:
+            if self._start is not None and self._stopped is None and seconds > 0:
+                self.credited += seconds
+
+    def usage(self) -> dict[str, Any]:
+        """Every meter's reading, for ``/budget`` and the records."""
+        out: dict[str, Any] = {}
+        for read in self.meters.values():
+            out.update(read())
+        return out
 
     def due_warnings(self) -> list[str]:
         """Warnings newly due (each threshold once); they are also kept for ``warnings``."""
-        fraction = self.elapsed() / self.wall_seconds
+        fraction = self.elapsed() / (self.wall_seconds + self.credited)
         new = []
         with self._lock:
             for threshold in WARN_AT:

@@ -45,6 +45,10 @@ class Components:
     """The agent's way out when the egress policy is not ``none`` (``Egress``)."""
     driver: Any = None
     llm_gateway: Any = None
+    device: str = "auto"
+    """Where the grader evaluates: ``config.device``, or a GPU that is not the agent's."""
+    gpu_probe: Any = None
+    """What meters the agent's GPUs (NVML), when it has any."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,21 @@ def resolve(config: RunConfig, registry: Registry) -> Components:
             "anthropic/claude-sonnet-4-6 (key in the harness environment); see docs/agents.md",
         )
     limits = config.limits.resolve()
-    return Components(task, agent, sandbox, model, limits, grader, runtime, egress, driver, gateway)
+    probe, device = gpu_plan(config)
+    return Components(
+        task, agent, sandbox, model, limits, grader, runtime, egress, driver, gateway, device, probe
+    )
+
+
+def gpu_plan(config: RunConfig) -> tuple[Any, str]:
+    """The GPU probe (only when the run names GPUs) and the grader's device, checked against
+    the machine before any work."""
+    if not config.limits.gpus and not config.grader.gpus:
+        return None, config.device
+    from autorl.engine import gpus
+
+    probe = gpus.load_probe()
+    return probe, gpus.plan(config.limits.gpus, config.grader.gpus, config.device, probe)
 
 
 def service(registry: Registry, kind: str, name: str = "", why: str = "every run") -> Any:
@@ -133,7 +151,7 @@ def prepare(config: RunConfig, registry: Registry, parts: Components, console: R
     evaluator_config = {
         **dict(prepared.evaluator_config),
         **config.evaluator_options,
-        "device": config.device,
+        "device": parts.device,
     }
     check = getattr(evaluator, "check_config", None)
     if check is not None:  # a typo in an evaluator option fails here, before the baseline

@@ -28,7 +28,9 @@ if str(KIT_DIR) not in sys.path:
 
 from alfworld_env.env import DEFAULT_MAX_STEPS, AlfWorldEnv  # noqa: E402
 from alfworld_env.prompt import (  # noqa: E402
-    HISTORY_WINDOW,
+    HISTORY_WINDOW as PROMPT_HISTORY_WINDOW,
+)
+from alfworld_env.prompt import (  # noqa: E402
     STOP,
     build_messages,
     extract_action,
@@ -70,12 +72,18 @@ def _game_files() -> dict[str, Path]:
     return {row["session_id"]: GAMES_DIR / row["dir"] / GAME_FILE for row in load_train()}
 
 
+def _grader_config() -> dict[str, Any]:
+    config = GAMES_DIR / "config.json"
+    return json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
+
+
 def eval_max_steps() -> int:
     """The grader's step limit for this run (the task's ``max_steps`` option, 50 by default)."""
-    config = GAMES_DIR / "config.json"
-    if config.is_file():
-        return int(json.loads(config.read_text(encoding="utf-8"))["max_steps"])
-    return DEFAULT_MAX_STEPS
+    return int(_grader_config().get("max_steps", DEFAULT_MAX_STEPS))
+
+
+HISTORY_WINDOW: int = int(_grader_config().get("history_window", PROMPT_HISTORY_WINDOW))
+"""The grader's history window for this run (3 on the shipped games, 50 on the official ones)."""
 
 
 def make_env(max_steps: int | None = None, expert: bool = False) -> AlfWorldEnv:

@@ -55,6 +55,9 @@ EVALUATOR_CONFIG: dict[str, Any] = {
     "history_window": HISTORY_WINDOW,
 }
 """50 steps and greedy decoding as the reference; 40 new tokens fit the longest action."""
+REFERENCE_EVALUATOR_CONFIG: dict[str, Any] = {"max_new_tokens": 100, "history_window": 50}
+"""With the official games, the reference's numbers: 100 new tokens and the whole history in the
+prompt (a window of 50 turns never folds a 50-step episode); tests pin them."""
 
 
 class Options(OptionsModel):
@@ -145,7 +148,8 @@ class AlfWorldTask:
         else:
             split_dir, split = self._reference(cache, settings), REFERENCE_SPLIT
         meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
-        config = {**EVALUATOR_CONFIG, "max_steps": settings.max_steps}
+        reference = REFERENCE_EVALUATOR_CONFIG if split == REFERENCE_SPLIT else {}
+        config = {**EVALUATOR_CONFIG, **reference, "max_steps": settings.max_steps}
         return PreparedTask(
             train_files=(split_dir / "train.jsonl",),
             eval_path=split_dir / "eval.jsonl",
@@ -155,7 +159,7 @@ class AlfWorldTask:
             evaluator="rollout",
             evaluator_config=config,
             contract=CONTRACT,
-            kit_dir=self._kit(cache, split_dir, settings.max_steps),
+            kit_dir=self._kit(cache, split_dir, settings.max_steps, config["history_window"]),
             kit_requires=("alfworld", "textworld[pddl]"),
             split=split,
             metric="success_rate",
@@ -252,10 +256,10 @@ class AlfWorldTask:
         (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
     @staticmethod
-    def _kit(cache: Path, split_dir: Path, max_steps: int) -> Path:
+    def _kit(cache: Path, split_dir: Path, max_steps: int, history_window: int) -> Path:
         """``kit/``: ``autorl_kit.py``, the env modules and the TRAIN games only."""
         sources = [*(PACKAGE_DIR / name for name in (*ENV_MODULES, "kit.py")), *kit_sources()]
-        key = json_digest([file_digest(sources), split_dir.name, max_steps])
+        key = json_digest([file_digest(sources), split_dir.name, max_steps, history_window])
         target = cache / f"kit-{short(key, 12)}"
 
         def build(staging: Path) -> None:
@@ -280,7 +284,8 @@ class AlfWorldTask:
             ]
             _write_jsonl(staging / KIT_GAMES / "index.jsonl", index)
             (staging / KIT_GAMES / "config.json").write_text(
-                json.dumps({"max_steps": max_steps}) + "\n", encoding="utf-8"
+                json.dumps({"max_steps": max_steps, "history_window": history_window}) + "\n",
+                encoding="utf-8",
             )
             copy_into_kit(staging)  # the shared modules the env modules import
             shutil.copyfile(PACKAGE_DIR / "kit.py", staging / KIT_NAME)

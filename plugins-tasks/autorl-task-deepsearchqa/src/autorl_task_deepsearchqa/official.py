@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import json
-import random
 import re
 from pathlib import Path
 from typing import Any
@@ -97,15 +96,18 @@ def load_questions(path: Path) -> list[Question]:
 def reference_split(
     questions: list[Question], n_train: int = REFERENCE_TRAIN, n_eval: int = REFERENCE_EVAL
 ) -> tuple[list[Question], list[Question]]:
-    """Shuffle with ``random.Random(42)``: the first ``n_train`` train, the next ``n_eval`` eval."""
+    """Shuffle as the reference does (``datasets.Dataset.shuffle(seed=42)``, which is numpy's
+    ``default_rng(42).permutation``): the first ``n_train`` rows train, the next ``n_eval`` eval,
+    in shuffled order."""
     if n_train + n_eval > len(questions):
         raise ConfigError(
             f"deepsearchqa: the file holds {len(questions)} questions, fewer than train_size "
             f"{n_train} + eval_size {n_eval}",
             hint="lower train_size/eval_size (the reference uses 100 + 200 of 900)",
         )
-    order = list(range(len(questions)))
-    random.Random(SPLIT_SEED).shuffle(order)
+    import numpy as np
+
+    order = np.random.default_rng(SPLIT_SEED).permutation(len(questions)).tolist()
     train = [questions[i] for i in order[:n_train]]
     evals = [questions[i] for i in order[n_train : n_train + n_eval]]
     return train, evals

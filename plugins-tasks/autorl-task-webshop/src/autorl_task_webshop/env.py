@@ -31,7 +31,7 @@ from .catalog import Goal, Product
 from .reward import SUCCESS_THRESHOLD, RewardParts, compute_reward
 from .search import Shop
 
-DEFAULT_MAX_STEPS = 15
+DEFAULT_MAX_STEPS = 50
 PAGE_SIZE = 10
 ACTION_RE = re.compile(r"^\s*(search|click)\s*\[(.*)\]\s*$", re.IGNORECASE | re.DOTALL)
 

@@ -46,27 +46,28 @@ CONTRACTS = {
 }
 PROMPT_EVALUATOR_CONFIG: dict[str, dict[str, Any]] = {
     "react": {},
-    "compact": {"max_new_tokens": 24, "batch_size": 40},
+    "compact": {"max_new_tokens": 24, "batch_size": 40, "history_window": 4},
 }
 """The compact prompt's actions are one line of at most ~18 tokens (SmolLM2 tokenizer); all 40
 default sessions in one lockstep batch, so each decoding step serves every episode."""
 SPLIT_DEFAULTS: dict[str, dict[str, Any]] = {
     OFFLINE_SPLIT: {"prompt": "compact", "eval_size": 40, "max_steps": 8},
-    REFERENCE_SPLIT: {"prompt": "react", "eval_size": 100, "max_steps": 15},
+    REFERENCE_SPLIT: {"prompt": "react", "eval_size": 100, "max_steps": 50},
 }
-"""The reference protocol (official data): the ReAct prompt, 100 sessions, 15 steps. The offline
+"""The reference protocol (official data): the ReAct prompt, 100 sessions, 50 steps. The offline
 catalogue is sized for two CPU cores: the compact prompt (~280 tokens a step instead of ~1,000),
 40 sessions, 8 steps (the expert needs at most 7)."""
 
 EVALUATOR_CONFIG: dict[str, Any] = {
-    "max_steps": 15,
-    "max_new_tokens": 48,
+    "max_steps": 50,
+    "max_new_tokens": 100,
     "batch_size": 16,
     "temperature": 0.0,
-    "history_window": 4,
+    "history_window": 5,
     "success_threshold": 0.5,
 }
-"""15 steps as the reference; 48 new tokens fit the longest expert action (~30 tokens)."""
+"""The reference's numbers: 50 steps, 100 new tokens, the last 5 turns in full, greedy, success
+at reward 0.5 (tests/test_reference_protocol.py pins them)."""
 
 
 class Options(OptionsModel):
@@ -82,7 +83,7 @@ class Options(OptionsModel):
     )
     train_size: PositiveInt | None = Field(None, description="cap on the train goals")
     max_steps: PositiveInt | None = Field(
-        None, description="steps per session (default 8 offline; 15 with data_path)"
+        None, description="steps per session (default 8 offline; 50 with data_path)"
     )
     prompt: Literal["compact", "react"] | None = Field(
         None,
@@ -248,7 +249,9 @@ class WebShopTask:
         kit_settings = {
             "prompt": settings.prompt,
             "max_steps": settings.max_steps,
-            "history_window": EVALUATOR_CONFIG["history_window"],
+            "history_window": {**EVALUATOR_CONFIG, **PROMPT_EVALUATOR_CONFIG[settings.prompt]}[
+                "history_window"
+            ],
         }
         sources = [*(PACKAGE_DIR / name for name in (*ENV_MODULES, "kit.py")), *kit_sources()]
         key = json_digest([file_digest(sources), split_dir.name, kit_settings])

@@ -325,7 +325,12 @@ def timeline(reader: RunReader) -> list[TimelineEvent]:
                 )
             )
     for e in reader.events:
-        if e.get("event") in {"budget_warning", "driver_budget_exhausted", "disk_limit"}:
+        if e.get("event") in {
+            "budget_warning",
+            "driver_budget_exhausted",
+            "disk_limit",
+            "gpu_budget_exhausted",
+        }:
             t = reader.since_launch(e.get("timestamp"))
             if t is not None:
                 out.append(TimelineEvent(t, "budget_warning", str(e.get("message") or e["event"])))

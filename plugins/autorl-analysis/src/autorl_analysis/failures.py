@@ -146,6 +146,7 @@ def run_failures(
         "cost_budget": "cost",
         "max_submissions": "submissions",
         "disk_limit": "disk",
+        "gpu_hours": "GPU-hours",
     }
     if end in budgets:
         out.append(

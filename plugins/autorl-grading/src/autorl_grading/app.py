@@ -194,6 +194,8 @@ def create_app(
             "baseline_score": service.baseline_score,
             "best_score": service.best_score(),
             "warnings": clock.warnings,
+            "evaluation_seconds_excluded": round(clock.credited, 1),
+            **clock.usage(),
         }
 
     @app.exception_handler(RequestValidationError)

@@ -480,6 +480,10 @@ def summary(record: RunRecord) -> dict[str, Any]:
         "comparable": comparable(record),
         "integrity": (run.fields.get("integrity") if run is not None else None) or {},
         "resumed": (run.fields.get("resumed") if run is not None else None),
+        "gpu_usage": (run.fields.get("gpu_usage") if run is not None else None),
+        "evaluation_seconds_excluded": (
+            run.fields.get("evaluation_seconds_excluded") if run is not None else None
+        ),
         "problems": list(record.problems),
     }
 

@@ -77,6 +77,7 @@ def _header(d: dict[str, Any]) -> str:
         ("seed", d.get("seed")),
         ("budget", _budget(budget)),
         ("sandbox", _sandbox(d)),
+        ("GPUs", _gpus(d)),
         ("status", d.get("status")),
         ("created", d.get("created")),
         ("versions", ", ".join(f"{k} {v}" for k, v in (d.get("versions") or {}).items())),
@@ -92,7 +93,21 @@ def _budget(budget: dict[str, Any]) -> str:
         parts.append(f"{_duration(budget['wall_seconds'])} wall clock")
     if budget.get("max_submissions") is not None:
         parts.append(f"{budget['max_submissions']} submissions")
+    if budget.get("max_gpu_hours") is not None:
+        parts.append(f"{budget['max_gpu_hours']:g} GPU-hours")
+    if budget.get("evaluation_time") == "excluded":
+        parts.append("evaluation time not charged")
     return ", ".join(parts) or "?"
+
+
+def _gpus(d: dict[str, Any]) -> str:
+    """The agent's GPU-hours as metered (NVML utilisation x time), when it had GPUs."""
+    usage = d.get("gpu_usage") or {}
+    if not usage:
+        return "none"
+    cap = usage.get("max_gpu_hours")
+    used = f"{usage.get('gpu_hours', 0):.3f} GPU-hours" + (f" of {cap:g}" if cap else "")
+    return f"agent: {', '.join(map(str, usage.get('gpus') or []))}; {used}"
 
 
 def is_scripted(d: dict[str, Any]) -> bool:
@@ -226,6 +241,7 @@ def _end(d: dict[str, Any]) -> str:
         "token_budget": "the agent stopped after its driver token budget was spent",
         "cost_budget": "the agent stopped after its driver cost budget was spent",
         "disk_limit": "the agent filled more disk than the run's limit allows",
+        "gpu_hours": "the agent's GPU-hours budget was spent",
         "driver_unavailable": "the driver's model provider was down when the agent stopped",
         "harness_stopped": "the harness stopped mid-run (killed); the agent died with it",
     }
