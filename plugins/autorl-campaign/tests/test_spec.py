@@ -183,3 +183,25 @@ def test_executor_options_are_checked_before_anything_is_written(tmp_path: Path)
     result = CliRunner().invoke(campaign, ok)
     assert result.exit_code == 0, result.output
     assert "executor local" in result.output and not out.exists()
+
+
+def test_a_cell_holds_gpus_for_its_agent_and_apart_for_its_grader(tmp_path: Path) -> None:
+    """A cell's slot counts the agent's and the grader's GPUs; its job gives the first to the
+    agent's sandbox and the rest to the grader; a cell whose agent holds GPUs and whose grader
+    holds none is refused unless it evaluates on the CPU."""
+    from autorl_campaign.cellrun import assign_gpus
+
+    text = BASE + "[campaign]\ngpus_per_cell = 2\ngrader_gpus_per_cell = 1\n[axes]\nseed = [0]\n"
+    cell = load_campaign(write(tmp_path, text)).cells[0]
+    assert (cell.slot.gpus, cell.grader_gpus) == (3, 1)
+    config: dict = {"limits": {"cpus": 1}}
+    env: dict[str, str] = {}
+    assign_gpus(config, env, (4, 5, 6), cell.grader_gpus)
+    assert config["limits"] == {"cpus": 1, "gpus": [4, 5]} and config["grader"] == {"gpus": [6]}
+    assert env["CUDA_VISIBLE_DEVICES"] == "4,5,6"
+    alone = BASE + "[campaign]\ngpus_per_cell = 1\n[axes]\nseed = [0]\n"
+    with pytest.raises(ConfigError, match="its grader none") as err:
+        load_campaign(write(tmp_path, alone, "alone.toml"))
+    assert "grader_gpus_per_cell" in (err.value.hint or "")
+    on_cpu = load_campaign(write(tmp_path, 'device = "cpu"\n' + alone, "cpu.toml")).cells[0]
+    assert (on_cpu.slot.gpus, on_cpu.grader_gpus) == (1, 0)

@@ -34,6 +34,8 @@ class CellJob:
     config: dict[str, Any]
     runs_dir: str
     logs_dir: str
+    grader_gpus: int = 0
+    """How many of the placement's GPUs (the last ones) are the grader's, not the agent's."""
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
@@ -54,6 +56,18 @@ def _fresh_run_id(job: CellJob, logs: Path) -> str:
     return run_id
 
 
+def assign_gpus(
+    config: dict[str, Any], env: dict[str, str], gpus: tuple[int, ...], grader_gpus: int
+) -> None:
+    """The agent's sandbox shows it the placement's first GPUs, the grader evaluates on the
+    last ``grader_gpus``; the harness sees all of them. (A campaign file that gave the agent
+    GPUs and the grader none, without ``device = "cpu"``, was refused before any cell.)"""
+    split = len(gpus) - grader_gpus
+    config["limits"] = {**config.get("limits", {}), "gpus": list(gpus[:split])}
+    config["grader"] = {**config.get("grader", {}), "gpus": list(gpus[split:])}
+    env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+
+
 def run_cell(job: CellJob, placement: Placement) -> dict[str, Any]:
     """Run the cell; return where its run is, its exit code and the tail of its output."""
     config = dict(job.config)
@@ -71,9 +85,7 @@ def run_cell(job: CellJob, placement: Placement) -> dict[str, Any]:
         if limits.get("cpus") is None:
             config["limits"] = {**limits, "cpus": placement.cpus}
     if placement.gpus:
-        # the agent's sandbox shows it these devices; the harness's own evaluation uses them too
-        config["limits"] = {**config.get("limits", {}), "gpus": list(placement.gpus)}
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in placement.gpus)
+        assign_gpus(config, env, placement.gpus, job.grader_gpus)
     logs = Path(job.logs_dir)
     logs.mkdir(parents=True, exist_ok=True)
     run_id = _fresh_run_id(job, logs)

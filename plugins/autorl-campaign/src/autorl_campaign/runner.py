@@ -131,6 +131,7 @@ def run_campaign(
                 config=cell.config,
                 runs_dir=str(out / "runs"),
                 logs_dir=str(out / "logs"),
+                grader_gpus=cell.grader_gpus,
             )
         )
     for cell, job in zip(todo, jobs, strict=True):

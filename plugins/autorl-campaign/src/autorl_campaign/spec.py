@@ -8,7 +8,8 @@ The file is a run config (TOML or YAML: the values every cell shares) plus two t
     executor = "pool"          # local (serial), pool, ray, or any executor plugin
     executor_options = { workers = 2 }
     cpus_per_cell = 1          # the slots a cell holds while it runs
-    gpus_per_cell = 0
+    gpus_per_cell = 0          # the agent's GPUs
+    grader_gpus_per_cell = 0   # and the grader's, disjoint
     zip = [["agent", "driver"]]            # axes that vary together, not crossed
     exclude = [{ agent = "react", task = "humaneval" }]
     include = [{ agent = "react", task = "gsm8k", seed = 7 }]
@@ -48,7 +49,9 @@ CAMPAIGN_KEYS = {
     "executor": "local (default), pool, ray or another executor plugin",
     "executor_options": "the executor's options, e.g. { workers = 2 } or { address = 'auto' }",
     "cpus_per_cell": "CPU cores a cell holds while it runs (default: limits.cpus, else 1)",
-    "gpus_per_cell": "GPUs a cell holds (default: the number in limits.gpus, else 0)",
+    "gpus_per_cell": "GPUs a cell's agent holds (default: the number in limits.gpus, else 0)",
+    "grader_gpus_per_cell": "GPUs a cell's grader holds, apart from the agent's (default: the "
+    "number in grader.gpus, else 0)",
     "zip": "lists of axes that vary together, e.g. [['agent', 'driver']]",
     "exclude": "cells to leave out: tables of axis values, e.g. [{ agent = 'x', task = 'y' }]",
     "include": "extra cells: tables of option values laid over the shared config",
@@ -69,6 +72,8 @@ class Cell:
     config: dict[str, Any]
     """The resolved run config (JSON values), without runs_dir/run_id (the campaign's)."""
     slot: Slot = field(default_factory=Slot)
+    """What the cell holds: its GPUs are the agent's, then ``grader_gpus`` for its grader."""
+    grader_gpus: int = 0
 
     @property
     def label(self) -> str:
@@ -330,7 +335,7 @@ def load_campaign(
         config = validate_config(merged, None, where=where)
         resolved = config.model_dump(mode="json", exclude=set(PER_RUN_KEYS))
         resolved["labels"] = {**resolved.get("labels", {}), "campaign": name}
-        slot = _slot(table, config, path)
+        slot, grader_gpus = _slot(table, config, path)
         for replicate in range(replicates):
             cid = cell_id(resolved, replicate)
             if cid in seen:
@@ -341,7 +346,9 @@ def load_campaign(
                 continue
             seen[cid] = position
             config_with_cell = {**resolved, "labels": {**resolved["labels"], "cell": cid}}
-            cells.append(Cell(cid, position, replicate, combo, config_with_cell, slot))
+            cells.append(
+                Cell(cid, position, replicate, combo, config_with_cell, slot, grader_gpus)
+            )
     executor = str(table.get("executor") or "local")
     options = table.get("executor_options") or {}
     if not isinstance(options, dict):
@@ -364,14 +371,21 @@ def _describe(combo: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={_short(v)}" for k, v in combo.items()) or "the shared config"
 
 
-def _slot(table: Mapping[str, Any], config: RunConfig, path: Path) -> Slot:
+def _slot(table: Mapping[str, Any], config: RunConfig, path: Path) -> tuple[Slot, int]:
     cpus = table.get("cpus_per_cell", config.limits.cpus or 1)
     if isinstance(cpus, bool) or not isinstance(cpus, int | float) or cpus <= 0:
         raise ConfigError(
             f"campaign file {path}: [campaign] cpus_per_cell must be a number > 0, got {cpus!r}"
         )
     gpus = _positive_int(table, "gpus_per_cell", len(config.limits.gpus), path)
-    return Slot(cpus=float(cpus), gpus=gpus)
+    grader = _positive_int(table, "grader_gpus_per_cell", len(config.grader.gpus), path)
+    if gpus and not grader and config.device != "cpu":
+        raise ConfigError(
+            f"campaign file {path}: each cell's agent holds {gpus} GPU(s) and its grader none, "
+            "so evaluations would run on the agent's GPUs",
+            hint="set [campaign] grader_gpus_per_cell = 1, or device = 'cpu' to evaluate on CPUs",
+        )
+    return Slot(cpus=float(cpus), gpus=gpus + grader), grader
 
 
 def axis_value(cell: Cell, axis: str) -> Any:
