@@ -12,7 +12,7 @@ from autorl.config import load_config
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 BLOCK = re.compile(r"^```toml\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-PAGES = ["running.md", "security.md"]
+PAGES = ["running.md", "security.md", "gpus.md"]
 
 
 def examples() -> list[tuple[str, int, str]]:
@@ -31,6 +31,15 @@ def test_documented_config_is_valid(page: str, number: int, body: str, tmp_path:
     if "[limits]" in body:
         limits = config.limits.resolve()  # what the sandbox will enforce on this machine
         assert limits.memory_bytes is None or limits.memory_bytes > 0
+    if "[grader]" in body:  # the documented split, on a machine with those GPUs
+        from autorl_testing.gpus import FakeProbe
+
+        from autorl.engine.gpus import plan
+
+        gpus = sorted({*config.limits.gpus, *config.grader.gpus})
+        probe = FakeProbe(",".join(f"{g}=0" for g in gpus))
+        device = plan(config.limits.gpus, config.grader.gpus, config.device, probe)
+        assert device == f"cuda:{gpus.index(config.grader.gpus[0])}"
 
 
 def test_the_security_page_has_its_examples() -> None:

@@ -36,6 +36,12 @@ class Task(Protocol):
         ...
 
 
+class DownloadableTask(Task, Protocol):
+    """Optional: a task that can fetch its reference data (``autorl reference download``)."""
+
+    def download(self, dest: Path) -> Path: ...
+
+
 @runtime_checkable
 class Evaluator(Protocol):
     name: str

@@ -172,6 +172,7 @@ def test_reference_split_of_the_real_data_set(tmp_path: Path, prepare) -> None:
     # the reference's split: datasets' shuffle(seed=42), rows [0:100] train, [100:300] eval,
     # checked against the datasets library itself when it is installed; 6 steps
     assert prepared.evaluator_config["max_steps"] == 6
+    assert prepared.evaluator_config["max_new_tokens"] == 256
     import datasets
 
     order = datasets.Dataset.from_dict({"i": list(range(len(rows)))}).shuffle(seed=42)["i"]

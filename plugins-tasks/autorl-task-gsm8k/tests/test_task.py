@@ -158,6 +158,10 @@ def test_local_gsm8k_follows_the_reference_protocol(tmp_path: Path) -> None:
         "Natalia sold 48+24 = 72 clips altogether in April and May.\n#### 72"
     )
     assert "real GSM8K" in prepared.description
+    # the reference's generation limit (OpenCompass gsm8k_gen: max_out_len 512), greedy; the
+    # prompt is not the reference's 4-shot one (docs/reference.md says so)
+    assert prepared.evaluator_config["max_new_tokens"] == 512
+    assert prepared.evaluator_config["temperature"] == 0.0
 
 
 def test_local_gsm8k_parquet_layout(tmp_path: Path) -> None:

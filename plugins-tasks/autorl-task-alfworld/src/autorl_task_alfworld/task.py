@@ -140,6 +140,16 @@ class AlfWorldTask:
     name = "alfworld"
     version = "1"
 
+    def download(self, dest: Path) -> Path:
+        """ALFWorld's own downloader (``alfworld-download --data-dir dest``: the json_2.1.1
+        games, ~2 GB from GitHub releases); then ``data_path = dest`` (or ``$ALFWORLD_DATA``)."""
+        import sys
+
+        from autorl_data.fetch import command
+
+        tool = Path(sys.executable).with_name("alfworld-download")
+        return command([str(tool), "--data-dir", str(dest)], dest, who="alfworld")
+
     def prepare(self, ctx: TaskContext) -> PreparedTask:
         settings = parse_options(ctx.options)
         cache = Path(ctx.cache_dir)

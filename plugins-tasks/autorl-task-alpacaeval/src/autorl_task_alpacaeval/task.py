@@ -103,6 +103,20 @@ class AlpacaEvalTask:
     name = "alpacaeval"
     version = "1"
 
+    def download(self, dest: Path) -> Path:
+        """The AlpacaEval 2.0 prompts and references (``tatsu-lab/alpaca_eval``: the gpt4
+        baseline JSON and the GLM's two tables) and the Alpaca train data (``tatsu-lab/alpaca``
+        parquet) into ``dest``; then ``data_path = dest``."""
+        from autorl_data.fetch import hub_dataset
+
+        tables = ["alpaca_eval_gpt4_baseline.json", "instruction_difficulty.csv", "df_gamed.csv"]
+        hub_dataset(
+            "tatsu-lab/alpaca_eval", dest, [f"**{name}" for name in tables], who="alpacaeval"
+        )
+        return hub_dataset(
+            "tatsu-lab/alpaca", dest, ["*.parquet", "**/*.parquet"], who="alpacaeval"
+        )
+
     def prepare(self, ctx: TaskContext) -> PreparedTask:
         settings = parse_options(ctx.options)
         cache = Path(ctx.cache_dir)

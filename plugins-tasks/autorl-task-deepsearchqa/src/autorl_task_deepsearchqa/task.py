@@ -54,6 +54,8 @@ EVALUATOR_CONFIG: dict[str, Any] = {
 }
 """6 steps as the reference; 64 new tokens hold the longest expert action (a 4-item set answer:
 48 tokens with the tiny model's tokenizer)."""
+REFERENCE_EVALUATOR_CONFIG: dict[str, Any] = {"max_new_tokens": 256}
+"""On the real data set, the reference's limit per step (RD-Agent's DeepSearchQA eval)."""
 
 
 class Options(OptionsModel):
@@ -176,6 +178,13 @@ class DeepSearchQATask:
     name = "deepsearchqa"
     version = "1"
 
+    def download(self, dest: Path) -> Path:
+        """``google/deepsearchqa`` (its CSV of 900 questions) into ``dest``; then
+        ``data_path = dest`` and the reference split (seed 42, 100/200) is made from it."""
+        from autorl_data.fetch import hub_dataset
+
+        return hub_dataset("google/deepsearchqa", dest, ["*.csv"], who="deepsearchqa")
+
     def prepare(self, ctx: TaskContext) -> PreparedTask:
         settings = parse_options(ctx.options)
         cache = Path(ctx.cache_dir)
@@ -186,6 +195,7 @@ class DeepSearchQATask:
         meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
         config: dict[str, Any] = {
             **EVALUATOR_CONFIG,
+            **(REFERENCE_EVALUATOR_CONFIG if split == REFERENCE_SPLIT else {}),
             "max_steps": settings.max_steps,
             "top_k": settings.top_k,
             "search_backend": settings.search_backend,

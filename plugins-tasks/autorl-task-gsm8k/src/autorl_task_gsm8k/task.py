@@ -41,6 +41,8 @@ EVALUATOR_CONFIG: dict[str, Any] = {
     "temperature": 0.0,
 }
 """Greedy decoding; 192 new tokens covers ~99 % of gsm_symbolic solutions (max ~220 tokens)."""
+REFERENCE_EVALUATOR_CONFIG: dict[str, Any] = {"max_new_tokens": 512}
+"""On real GSM8K, the reference's limit (OpenCompass ``gsm8k_gen``: ``max_out_len=512``)."""
 
 
 class Options(OptionsModel):
@@ -105,6 +107,13 @@ class GSM8KTask:
     name = "gsm8k"
     version = "1"
 
+    def download(self, dest: Path) -> Path:
+        """GSM8K as the reference reads it (``openai/gsm8k``, config ``main``): the hub's parquet
+        files under ``dest/main/``; then ``data_path = dest``."""
+        from autorl_data.fetch import hub_dataset
+
+        return hub_dataset("openai/gsm8k", dest, ["main/*.parquet"], who="gsm8k")
+
     def prepare(self, ctx: TaskContext) -> PreparedTask:
         settings = parse_options(ctx.options)
         cache = Path(ctx.cache_dir)
@@ -113,6 +122,8 @@ class GSM8KTask:
         else:
             split_dir, split_name = self._reference(cache, settings)
         meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
+        reference = REFERENCE_EVALUATOR_CONFIG if settings.source != "offline" else {}
+        config = {**EVALUATOR_CONFIG, **reference}
         return PreparedTask(
             train_files=(split_dir / "train.jsonl",),
             eval_path=split_dir / "eval.jsonl",
@@ -120,10 +131,10 @@ class GSM8KTask:
                 split=split_name,
                 n_train=meta["n_train"],
                 n_eval=meta["n_eval"],
-                evaluator_config=EVALUATOR_CONFIG,
+                evaluator_config=config,
             ),
             evaluator="exact",
-            evaluator_config=dict(EVALUATOR_CONFIG),
+            evaluator_config=config,
             contract=CONTRACT,
             kit_dir=self._kit(cache),
             split=split_name,

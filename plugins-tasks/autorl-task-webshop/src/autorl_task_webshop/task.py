@@ -142,6 +142,17 @@ class WebShopTask:
     name = "webshop"
     version = "1"
 
+    def download(self, dest: Path) -> Path:
+        """WebShop's files are on Google Drive, not on a hub this project can reach by an API:
+        refused, saying which files to place where."""
+        raise ConfigError(
+            "webshop: the official files (items_shuffle_1000.json, items_ins_v2_1000.json, "
+            "items_human_ins.json) are published on Google Drive by princeton-nlp/WebShop "
+            "(its setup.sh), not on a data hub",
+            hint=f"download them with that script's links into {dest}, then set "
+            "task_options.data_path to it; see docs/reference.md",
+        )
+
     def prepare(self, ctx: TaskContext) -> PreparedTask:
         settings = parse_options(ctx.options)
         cache = Path(ctx.cache_dir)

@@ -15,6 +15,11 @@ def autorl_register_commands() -> list[CommandSpec]:
             description="Run a campaign of runs (axes x seeds), resume it, export its results.",
         ),
         CommandSpec(
+            name="reference",
+            factory="autorl_campaign.reference:reference",
+            description="The paper's protocol: the reference campaign profile and its data.",
+        ),
+        CommandSpec(
             name="compare",
             factory="autorl_campaign.compare:compare",
             description="Statistics of a campaign: CIs, pass@k, paired tests, scaling curves.",

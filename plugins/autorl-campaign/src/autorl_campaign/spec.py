@@ -346,9 +346,7 @@ def load_campaign(
                 continue
             seen[cid] = position
             config_with_cell = {**resolved, "labels": {**resolved["labels"], "cell": cid}}
-            cells.append(
-                Cell(cid, position, replicate, combo, config_with_cell, slot, grader_gpus)
-            )
+            cells.append(Cell(cid, position, replicate, combo, config_with_cell, slot, grader_gpus))
     executor = str(table.get("executor") or "local")
     options = table.get("executor_options") or {}
     if not isinstance(options, dict):
