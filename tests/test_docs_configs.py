@@ -3,6 +3,7 @@ documented options (sandbox, limits, egress...) cannot drift from the code."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -38,8 +39,10 @@ def test_documented_config_is_valid(page: str, number: int, body: str, tmp_path:
 
         gpus = sorted({*config.limits.gpus, *config.grader.gpus})
         probe = FakeProbe(",".join(f"{g}=0" for g in gpus))
-        device = plan(config.limits.gpus, config.grader.gpus, config.device, probe)
-        assert device == f"cuda:{gpus.index(config.grader.gpus[0])}"
+        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+        assert plan(config.limits.gpus, config.grader.gpus, config.device, probe) == "cuda"
+        shown = [gpus[int(i)] for i in os.environ.pop("CUDA_VISIBLE_DEVICES").split(",")]
+        assert shown == config.grader.gpus
 
 
 def test_the_security_page_has_its_examples() -> None:

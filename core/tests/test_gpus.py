@@ -4,6 +4,7 @@ device lists stand in for NVML (no GPU here); NVML itself is checked to refuse c
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -42,19 +43,30 @@ def test_config_refuses_a_gpu_given_to_both_and_bad_lists(tmp_path: Path) -> Non
     assert ok.budget.max_gpu_hours == 1.5 and ok.budget.evaluation_time == "excluded"
 
 
-def test_plan_puts_the_grader_on_its_own_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+def test_plan_confines_the_harness_to_the_graders_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grader evaluates on its own GPUs and the harness's CUDA sees nothing else (vLLM
+    included); device-node numbers map to CUDA's (NVML/PCI) order, not assumed equal."""
+
+    def visible(agent: list[int], grader: list[int], probe: FakeProbe, start: str | None) -> str:
+        if start is None:
+            monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+        else:
+            monkeypatch.setenv("CUDA_VISIBLE_DEVICES", start)
+        assert plan(agent, grader, "auto", probe) == "cuda"
+        return os.environ["CUDA_VISIBLE_DEVICES"]
+
+    monkeypatch.setenv("CUDA_DEVICE_ORDER", "FASTEST_FIRST")
     probe = FakeProbe("0=0,1=0,2=0,3=0")
-    assert plan([0, 1], [3], "auto", probe) == "cuda:3"
-    assert plan([0, 1], [], "auto", probe) == "cuda:2"  # first GPU that is not the agent's
-    assert plan([1], [], "cpu", probe) == "cpu"
-    # device-node numbers are mapped to CUDA's (NVML/PCI) order, not assumed equal
-    assert plan([], [7], "auto", FakeProbe("7=0,5=0")) == "cuda:0"
-    # a harness restricted by CUDA_VISIBLE_DEVICES (a campaign cell) counts from its first
+    assert visible([0, 1], [3], probe, None) == "3"
+    assert os.environ["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
+    assert visible([0, 1], [2, 3], probe, None) == "2,3"
+    assert visible([0, 1], [], probe, None) == "2"  # the first GPU that is not the agent's
+    assert visible([], [7], FakeProbe("7=0,5=0"), None) == "0"  # node 7 is NVML's first
+    assert visible([0], [], probe, "0,3") == "3"  # a campaign cell's harness
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
-    assert plan([0], [3], "auto", probe) == "cuda:1"
-    with pytest.raises(ConfigError, match="does not see"):
+    with pytest.raises(ConfigError, match="may not use"):
         plan([2], [1], "auto", probe)
+    assert plan([1], [], "cpu", probe) == "cpu"
 
 
 def test_plan_refuses_what_cannot_hold(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -82,11 +82,14 @@ def load_probe() -> GpuProbe:
 
 
 def plan(agent: Sequence[int], grader: Sequence[int], device: str, probe: GpuProbe) -> str:
-    """Check the run's GPUs against the machine and return the grader's evaluation device.
+    """Check the run's GPUs against the machine, confine the harness's CUDA to the grader's
+    GPUs, and return the grader's evaluation device.
 
     The config has checked that the two lists are disjoint; here they must exist. When the
     agent has GPUs and the grader names none, the grader takes the first GPU that is not the
-    agent's, so an evaluation never lands on the agent's devices by default.
+    agent's. The harness process then sees only the grader's GPUs (``CUDA_VISIBLE_DEVICES``,
+    in NVML's order): every backend, vLLM included, evaluates there and cannot touch the
+    agent's devices, which reach the agent's sandbox as device nodes.
     """
     if grader and device == "cpu":
         raise ConfigError(
@@ -103,33 +106,28 @@ def plan(agent: Sequence[int], grader: Sequence[int], device: str, probe: GpuPro
         )
     if device == "cpu":
         return device
-    # CUDA numbers GPUs in NVML's (PCI bus) order once CUDA_DEVICE_ORDER says so; a harness
-    # started with CUDA_VISIBLE_DEVICES (a campaign's cell) sees only those, renumbered from 0
-    os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
-    visible = _visible(minors)
-    if grader:
-        chosen = grader[0]
-    else:
-        free = [m for m in visible if m not in agent]
-        if not free:
-            raise ConfigError(
-                f"every GPU the harness sees is the agent's ({', '.join(map(str, agent))}), so "
-                "evaluations would run on them",
-                hint="leave one out of limits.gpus and name it in grader.gpus, or set "
-                "device = 'cpu'",
-            )
-        chosen = free[0]
-    if chosen not in visible:
+    visible = _visible(minors)  # a harness started with CUDA_VISIBLE_DEVICES (a campaign cell)
+    chosen = list(grader) or [m for m in visible if m not in agent][:1]
+    if not chosen:
         raise ConfigError(
-            f"grader.gpus names GPU {chosen}, which this harness does not see "
-            f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')})",
+            f"every GPU the harness sees is the agent's ({', '.join(map(str, agent))}), so "
+            "evaluations would run on them",
+            hint="leave one out of limits.gpus and name it in grader.gpus, or set device = 'cpu'",
+        )
+    unseen = [g for g in chosen if g not in visible]
+    if unseen:
+        raise ConfigError(
+            f"grader.gpus names GPU {', '.join(map(str, unseen))}, which this harness may not "
+            f"use (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')})",
             hint="unset CUDA_VISIBLE_DEVICES for the harness, or name a GPU it lists",
         )
-    return f"cuda:{visible.index(chosen)}"
+    os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # CUDA numbers GPUs as NVML does
+    os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(minors.index(g)) for g in chosen)
+    return "cuda"
 
 
 def _visible(minors: list[int]) -> list[int]:
-    """The GPUs (device-node numbers) this process's CUDA may use, in CUDA's order."""
+    """The GPUs (device-node numbers) this process's CUDA may use."""
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
     if env is None:
         return list(minors)

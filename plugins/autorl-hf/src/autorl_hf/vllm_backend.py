@@ -30,7 +30,14 @@ class VLLMEngine:
     def __init__(self, path: Path, *, gpu_memory_utilization: float = 0.5, seed: int = 0) -> None:
         from vllm import LLM
 
-        self.llm = LLM(model=str(path), seed=seed, gpu_memory_utilization=gpu_memory_utilization)
+        # prefix caching: every prompt of a task shares its instructions (and a rollout's turns
+        # share the episode so far), computed once instead of once per prompt
+        self.llm = LLM(
+            model=str(path),
+            seed=seed,
+            gpu_memory_utilization=gpu_memory_utilization,
+            enable_prefix_caching=True,
+        )
         self.tokenizer = self.llm.get_tokenizer()
 
     def completions(
