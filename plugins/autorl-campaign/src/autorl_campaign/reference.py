@@ -56,7 +56,7 @@ def download(data_dir: Path, tasks: tuple[str, ...]) -> None:
         try:
             where = fetch(data_dir / name)
         except AutorlError as exc:
-            click.echo(f"{name}: {exc.message}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
+            click.echo(exc.message + (f"\n  hint: {exc.hint}" if exc.hint else ""))
             failed.append(name)
             continue
         click.echo(f"{name}: {where}")
