@@ -85,3 +85,21 @@ def test_sandbox_overhead_times_start_up_per_sandbox(tmp_path: Path) -> None:
     rows = summary["sandboxes"]
     assert rows["local"]["start_s"] > 0 and rows["isolated"]["start_s"] > 0
     assert rows["isolated"]["start_ratio"] > 0
+
+
+def test_vllm_bench_says_plainly_when_it_cannot_run(tmp_path: Path) -> None:
+    """Without a CUDA GPU and vLLM the GPU bench exits 2 with one line, no traceback; on a GPU
+    machine ``tests/test_cuda.py`` territory (it prints its ratios)."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: the bench runs for real (make bench)")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "vllm_eval.py"), "--model", "tiny"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "AUTORL_CACHE": str(tmp_path)},
+        timeout=300,
+    )
+    assert done.returncode == 2 and "needs a CUDA GPU and vllm" in done.stdout
+    assert "Traceback" not in done.stderr
