@@ -261,3 +261,26 @@ def test_gpu_hours_budget_stops_the_agent(tmp_path: Path) -> None:
     assert bad.returncode != 0 and "GPU 0 is not on this machine" in bad.stdout + bad.stderr
     assert "Traceback" not in bad.stdout + bad.stderr
     assert not (root / "runs" / "nogpu").exists()
+
+
+def test_the_recipe_trains_under_deepspeed_in_the_sandbox(tmp_path: Path) -> None:
+    """``--agent-option deepspeed=zero2 --agent-option processes=2``: the scripted agent's SFT
+    runs as two DeepSpeed ZeRO-2 ranks (gloo over the sandbox's own loopback) inside the
+    isolated sandbox, from the agent runtime, and its merged model is submitted and scored."""
+    pytest.importorskip("deepspeed", reason="needs deepspeed (autorl-agent-scripted[deepspeed])")
+    env = {**os.environ, "AUTORL_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    options = ["deepspeed=zero2", "processes=2", "rounds=1", "no-grpo=true"]
+    done = subprocess.run(
+        [AUTORL, "run", "--task", "gsm8k", "--model", "tiny", "--budget", "75"]
+        + [a for o in options for a in ("--agent-option", o)]
+        + ["--runs-dir", str(tmp_path / "runs"), "--run-id", "ds"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    log = (tmp_path / "runs" / "ds" / "agent.log").read_text()
+    assert "sft (deepspeed zero2, 2 rank(s))" in log, log[-2000:]
+    submissions = (tmp_path / "runs" / "ds" / "submissions.jsonl").read_text()
+    assert '"status": "scored"' in submissions

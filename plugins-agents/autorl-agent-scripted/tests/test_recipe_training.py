@@ -68,6 +68,43 @@ def test_sft_gives_a_loadable_merged_checkpoint(gsm8k_workspace: Path, mode: str
     assert isinstance(text, str)
 
 
+@pytest.mark.parametrize(("stage", "processes", "mode"), [("zero3", 2, "full")])
+def test_sft_under_deepspeed_zero_on_the_cpu(
+    gsm8k_workspace: Path, stage: str, processes: int, mode: str
+) -> None:
+    """The recipe's SFT phase under DeepSpeed ZeRO through accelerate: real ranks (two with
+    ZeRO-3, each holding half of every parameter), gloo on this CPU; the merged model comes
+    back, trained. What a GPU machine runs with one rank per GPU (docs/reference.md). ZeRO-2
+    with LoRA runs in a real sandboxed run: tests/test_run_e2e.py."""
+    import autorl_kit as kit
+    import recipe
+    import training
+    from recipe_common import load_base
+
+    model, tokenizer = load_base(gsm8k_workspace / "models" / "base")
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    scratch = gsm8k_workspace / "output" / ".trainer"
+    trained, steps = training.run_sft(
+        model,
+        tokenizer,
+        recipe.sft_rows(kit, kit.load_train()),
+        mode=mode,
+        seconds=240,
+        scratch=scratch,
+        batch_size=4,
+        lr=1e-3,
+        max_steps=3,
+        deepspeed=stage,
+        processes=processes,
+    )
+    assert steps == 3
+    [log] = scratch.glob("deepspeed-*/deepspeed.log")
+    result = (log.parent / "out" / "deepspeed_result.json").read_text()
+    assert f'"world_size": {processes}' in result and f'"stage": {stage[-1]}' in result
+    changed = [k for k, v in trained.state_dict().items() if k in before and not v.equal(before[k])]
+    assert changed and set(trained.state_dict()) == set(before), "not a merged, trained model"
+
+
 def test_sft_stops_at_its_deadline(gsm8k_workspace: Path) -> None:
     import autorl_kit as kit
     import recipe

@@ -34,6 +34,7 @@ TRAINING_STACK = (
     "peft",
     "trl",
     "accelerate",
+    "deepspeed",
     "datasets",
     "safetensors",
     "tokenizers",
@@ -41,7 +42,8 @@ TRAINING_STACK = (
     "httpx",
     "requests",
 )
-"""What every agent gets: the libraries the paper's agents train with, and HTTP clients."""
+"""What every agent gets: the libraries the paper's agents train with (DeepSpeed when it is
+installed: the multi-GPU recipes' ZeRO), and HTTP clients."""
 REQUIRED = ("torch", "transformers")
 NEVER = ("autorl",)
 """Name prefixes that never enter a runtime, even as someone's dependency."""

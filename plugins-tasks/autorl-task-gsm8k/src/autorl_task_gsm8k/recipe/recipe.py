@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         epochs=args.sft_epochs,
         max_length=args.max_length,
         lora_r=args.lora_r,
+        deepspeed=args.deepspeed,
+        processes=args.processes,
     )
 
     def grpo(run: Run, seconds: float) -> tuple[Any, int]:

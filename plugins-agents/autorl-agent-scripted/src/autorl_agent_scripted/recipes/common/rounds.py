@@ -59,6 +59,18 @@ def recipe_parser(
         )
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument(
+        "--deepspeed",
+        choices=("zero2", "zero3"),
+        default=env("RECIPE_DEEPSPEED") or None,
+        help="SFT under DeepSpeed ZeRO stage 2 or 3 (accelerate), on --processes ranks",
+    )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=None,
+        help="DeepSpeed ranks (default: one per visible GPU, else 1)",
+    )
+    p.add_argument(
         "--margin",
         type=float,
         default=margin,

@@ -69,9 +69,13 @@ def run_sft(
     seed: int = 0,
     step_times: StepTimes | None = None,
     gradient_checkpointing: bool = False,
+    deepspeed: str | None = None,
+    processes: int | None = None,
 ) -> tuple[Any, int]:
     """SFT with TRL's ``SFTTrainer`` (loss on the completion only) until ``seconds`` pass or
-    the step cap; returns (merged model, steps run).
+    the step cap; returns (merged model, steps run). With ``deepspeed`` (``zero2``/``zero3``)
+    the phase runs under DeepSpeed ZeRO on ``processes`` ranks instead
+    (:func:`deepspeed_phase`).
 
     ``rows``: conversational prompt-completion rows, or pre-tokenized ``input_ids`` and
     ``completion_mask`` (pass ``max_length=None`` when they are cut already). The cap is
@@ -80,6 +84,24 @@ def run_sft(
     phase is short or no SFT step was timed yet (without ``step_times``: never). Gradient
     checkpointing saves memory at the cost of a recomputed forward pass (same gradients).
     """
+    cap = max_steps or max(1, int(len(rows) * epochs / batch_size))
+    if deepspeed:
+        return deepspeed_phase(
+            model,
+            tokenizer,
+            rows,
+            stage=deepspeed,
+            processes=processes,
+            seconds=seconds,
+            scratch=scratch,
+            batch_size=batch_size,
+            lr=lr or (2e-4 if mode == "lora" else 2e-5),
+            max_steps=cap,
+            max_length=max_length,
+            mode=mode,
+            lora_r=lora_r,
+            seed=seed,
+        )
     from datasets import Dataset
     from datasets.utils.logging import disable_progress_bar
     from trl import SFTConfig, SFTTrainer
@@ -87,7 +109,6 @@ def run_sft(
     disable_progress_bar()  # per-batch bars would flood the agent log
 
     tokenizer.padding_side = "right"
-    cap = max_steps or max(1, int(len(rows) * epochs / batch_size))
     step_s = step_times.get("sft") if step_times else None
     config = SFTConfig(
         **trainer_args(scratch, seed, gradient_checkpointing),
@@ -117,6 +138,56 @@ def run_sft(
     if step_times is not None:
         step_times.record("sft", stopper)
     return merged(trainer.model), trainer.state.global_step
+
+
+def deepspeed_phase(
+    model: Any,
+    tokenizer: Any,
+    rows: list[dict[str, Any]],
+    *,
+    stage: str,
+    processes: int | None,
+    seconds: float,
+    scratch: Path,
+    **job: Any,
+) -> tuple[Any, int]:
+    """One SFT phase under DeepSpeed ZeRO (:mod:`deepspeed_sft`): the model and rows go to
+    disk, ``processes`` worker ranks train (one per GPU; gloo on a CPU), rank 0 writes the
+    merged model, which is loaded back. Returns (model, steps)."""
+    import json
+
+    import torch
+    from deepspeed_sft import STAGES, launch
+    from transformers import AutoModelForCausalLM
+
+    processes = processes or torch.cuda.device_count() or 1
+    started = time.monotonic()
+    work = scratch / f"deepspeed-{int(started * 1000)}"
+    (work / "in").mkdir(parents=True)
+    model.save_pretrained(work / "in")
+    tokenizer.save_pretrained(work / "in")
+    with (work / "rows.jsonl").open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+    job = {
+        **job,
+        "model": str(work / "in"),
+        "rows": str(work / "rows.jsonl"),
+        "out": str(work / "out"),
+        "stage": STAGES[stage],
+        # a wall-clock deadline: the workers' start-up (process group, DeepSpeed, loading)
+        # comes out of the phase's time
+        "deadline": time.time() + max(1.0, seconds - (time.monotonic() - started)),
+    }
+    (work / "out").mkdir()
+    log(f"  sft under deepspeed {stage} on {processes} process(es), up to {job['max_steps']} steps")
+    result = launch(job, processes, work / "deepspeed.log")
+    log(
+        f"  sft (deepspeed {stage}, {result['world_size']} rank(s)): {result['steps']} steps in "
+        f"{result['seconds']:.0f}s, loss {result['losses'][0]:.3f} -> {result['losses'][-1]:.3f}"
+    )
+    trained = AutoModelForCausalLM.from_pretrained(work / "out", dtype=model.dtype)
+    return trained.to(model.device), int(result["steps"])
 
 
 def sft_in_rotation(rows: list[dict[str, Any]], *, timed: bool = True, **options: Any) -> Any:
