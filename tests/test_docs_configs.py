@@ -25,7 +25,9 @@ def examples() -> list[tuple[str, int, str]]:
 
 
 @pytest.mark.parametrize(("page", "number", "body"), examples())
-def test_documented_config_is_valid(page: str, number: int, body: str, tmp_path: Path) -> None:
+def test_documented_config_is_valid(
+    page: str, number: int, body: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "run.toml"
     path.write_text(body)
     config = load_config(path)
@@ -39,9 +41,11 @@ def test_documented_config_is_valid(page: str, number: int, body: str, tmp_path:
 
         gpus = sorted({*config.limits.gpus, *config.grader.gpus})
         probe = FakeProbe(",".join(f"{g}=0" for g in gpus))
-        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+        for name in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"):  # restored afterwards
+            monkeypatch.setenv(name, "recorded")
+            monkeypatch.delenv(name)
         assert plan(config.limits.gpus, config.grader.gpus, config.device, probe) == "cuda"
-        shown = [gpus[int(i)] for i in os.environ.pop("CUDA_VISIBLE_DEVICES").split(",")]
+        shown = [gpus[int(i)] for i in os.environ["CUDA_VISIBLE_DEVICES"].split(",")]
         assert shown == config.grader.gpus
 
 

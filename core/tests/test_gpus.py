@@ -43,6 +43,15 @@ def test_config_refuses_a_gpu_given_to_both_and_bad_lists(tmp_path: Path) -> Non
     assert ok.budget.max_gpu_hours == 1.5 and ok.budget.evaluation_time == "excluded"
 
 
+def isolate_cuda_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan() writes the process's CUDA variables: have monkeypatch record them first (set,
+    then removed), so the test's end restores them and no later test (Ray's) inherits a GPU."""
+    for name in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"):
+        monkeypatch.setenv(name, "recorded")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("CUDA_DEVICE_ORDER", "FASTEST_FIRST")
+
+
 def test_plan_confines_the_harness_to_the_graders_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
     """The grader evaluates on its own GPUs and the harness's CUDA sees nothing else (vLLM
     included); device-node numbers map to CUDA's (NVML/PCI) order, not assumed equal."""
@@ -55,7 +64,7 @@ def test_plan_confines_the_harness_to_the_graders_gpus(monkeypatch: pytest.Monke
         assert plan(agent, grader, "auto", probe) == "cuda"
         return os.environ["CUDA_VISIBLE_DEVICES"]
 
-    monkeypatch.setenv("CUDA_DEVICE_ORDER", "FASTEST_FIRST")
+    isolate_cuda_env(monkeypatch)
     probe = FakeProbe("0=0,1=0,2=0,3=0")
     assert visible([0, 1], [3], probe, None) == "3"
     assert os.environ["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
@@ -70,7 +79,7 @@ def test_plan_confines_the_harness_to_the_graders_gpus(monkeypatch: pytest.Monke
 
 
 def test_plan_refuses_what_cannot_hold(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    isolate_cuda_env(monkeypatch)
     probe = FakeProbe("0=0,1=0")
     with pytest.raises(ConfigError, match=r"GPU 4 is not on this machine \(its GPUs: 0, 1\)"):
         plan([0], [4], "auto", probe)

@@ -56,7 +56,14 @@ def test_launch_copies_the_tasks_recipe_and_runs_it(tmp_path: Path) -> None:
     assert launch.argv == (sys.executable, "code/recipe.py")
     assert launch.env == {}
     code = ctx.workspace / "code"
-    helpers = {"recipe_common.py", "rounds.py", "training.py", "interactive.py", "rollouts.py"}
+    helpers = {
+        "recipe_common.py",
+        "rounds.py",
+        "training.py",
+        "interactive.py",
+        "rollouts.py",
+        "deepspeed_sft.py",
+    }
     assert {p.name for p in code.iterdir()} == {"recipe.py", *helpers}
     source = recipe_dir("gsm8k") / "recipe.py"
     assert (code / "recipe.py").read_bytes() == source.read_bytes()

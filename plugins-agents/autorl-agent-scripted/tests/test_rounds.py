@@ -93,7 +93,10 @@ def test_recipe_parser_has_the_shared_flags(
     monkeypatch.setenv("RECIPE_MODE", "full")
     args = rounds.recipe_parser("t", margin=0.06).parse_args([])
     shared = {"mode": "full", "lora_r": 16, "margin": 0.06, "min_margin": 8.0, "seed": 3}
-    assert vars(args) == shared
+    assert vars(args) == {**shared, "deepspeed": None, "processes": None}
+    monkeypatch.setenv("RECIPE_DEEPSPEED", "zero3")
+    args = rounds.recipe_parser("t").parse_args(["--processes", "2"])
+    assert (args.deepspeed, args.processes) == ("zero3", 2)
 
 
 def test_sft_in_rotation_starts_where_the_last_phase_stopped(

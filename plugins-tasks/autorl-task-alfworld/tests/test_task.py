@@ -49,7 +49,8 @@ def test_options_resize_and_limit(tmp_path: Path) -> None:
     assert small.kit_dir is not None
     assert len((small.kit_dir / "alfworld_games" / "index.jsonl").read_text().splitlines()) == 10
     config = json.loads((small.kit_dir / "alfworld_games" / "config.json").read_text())
-    assert config == {"max_steps": 10}  # the kit's make_env() default follows the grader
+    # the kit's make_env() default and prompt window follow the grader's
+    assert config == {"max_steps": 10, "history_window": 3}
 
 
 @pytest.mark.parametrize(
