@@ -264,14 +264,14 @@ def test_gpu_hours_budget_stops_the_agent(tmp_path: Path) -> None:
 
 
 def test_the_recipe_trains_under_deepspeed_in_the_sandbox(tmp_path: Path) -> None:
-    """``--agent-option deepspeed=zero2 --agent-option processes=2``: the scripted agent's SFT
-    runs as two DeepSpeed ZeRO-2 ranks (gloo over the sandbox's own loopback) inside the
+    """``--agent-option deepspeed=zero3 --agent-option processes=2``: the scripted agent's SFT
+    (LoRA) runs as two DeepSpeed ZeRO-3 ranks (gloo over the sandbox's own loopback) inside the
     isolated sandbox, from the agent runtime, and its merged model is submitted and scored."""
     pytest.importorskip("deepspeed", reason="needs deepspeed (autorl-agent-scripted[deepspeed])")
     env = {**os.environ, "AUTORL_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-    options = ["deepspeed=zero2", "processes=2", "rounds=1", "no-grpo=true"]
+    options = ["deepspeed=zero3", "processes=2", "rounds=1", "no-grpo=true"]
     done = subprocess.run(
-        [AUTORL, "run", "--task", "gsm8k", "--model", "tiny", "--budget", "75"]
+        [AUTORL, "run", "--task", "gsm8k", "--model", "tiny", "--budget", "60"]
         + [a for o in options for a in ("--agent-option", o)]
         + ["--runs-dir", str(tmp_path / "runs"), "--run-id", "ds"],
         env=env,
@@ -281,6 +281,6 @@ def test_the_recipe_trains_under_deepspeed_in_the_sandbox(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     log = (tmp_path / "runs" / "ds" / "agent.log").read_text()
-    assert "sft (deepspeed zero2, 2 rank(s))" in log, log[-2000:]
+    assert "sft (deepspeed zero3, 2 rank(s))" in log, log[-2000:]
     submissions = (tmp_path / "runs" / "ds" / "submissions.jsonl").read_text()
     assert '"status": "scored"' in submissions
