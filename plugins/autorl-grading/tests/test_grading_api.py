@@ -193,3 +193,29 @@ def test_budget_shows_gpu_hours_and_excluded_evaluation_time(grader: Grader) -> 
     assert after["gpu_hours_remaining"] == 1.5 and after["gpus"] == [0]
     assert after["evaluation_seconds_excluded"] == 30.0
     assert after["remaining_s"] > before["remaining_s"] + 25
+
+
+def test_resubmitting_the_same_weights_buys_no_time_when_evaluation_is_excluded(
+    tmp_path: Path,
+) -> None:
+    """Attack on ``evaluation_time = "excluded"``: an agent resubmits the weights it already
+    had graded, hoping each evaluation pushes its deadline back. Only the one real evaluation
+    gives time back; the duplicates are never evaluated and give nothing."""
+    g = Grader(tmp_path, wall_seconds=600, max_submissions=6, eval_seconds=0.5,
+               exclude_evaluation_time=True)  # fmt: skip
+    try:
+        for name in ("v1", "v2", "v3", "v4"):
+            write_checkpoint(g.workspace / "output" / name, seed=11)
+        statuses = [
+            httpx.post(
+                f"{g.url}/submit", json={"model_path": f"output/{n}", "wait": True},
+                headers=g.auth, timeout=30,
+            ).json()["status"]
+            for n in ("v1", "v2", "v3", "v4")
+        ]  # fmt: skip
+        assert statuses == ["scored", "duplicate", "duplicate", "duplicate"]
+        budget = httpx.get(f"{g.url}/budget", headers=g.auth).json()
+        assert 0.5 <= budget["evaluation_seconds_excluded"] < 1.5
+        assert budget["remaining_s"] < 600 + 1.5
+    finally:
+        g.close()

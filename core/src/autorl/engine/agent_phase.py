@@ -90,6 +90,9 @@ class AgentPhase:
             reason = f" ({event.reason})" if event.reason else ""
             console.print(f"submission {event.submission_id}: {event.status}{score}{reason}")
 
+        evaluate = self.scorer.submission
+        if cfg.budget.evaluation_time == "excluded":
+            evaluate = clock.excluding(evaluate)
         grader = self.setup.grader
         service = grader.service(
             base_model=self.setup.model_info.path,
@@ -100,7 +103,7 @@ class AgentPhase:
             max_submissions=cfg.budget.max_submissions,
             baseline_score=baseline_score,
             base_weight_hash=self.setup.base_hash,
-            evaluate=self._evaluator(clock),
+            evaluate=evaluate,
             snapshot=history.snapshot,
             notify=notify,
             run_id=self.run_id,
@@ -157,21 +160,6 @@ class AgentPhase:
                 shutil.rmtree(self.state_dir, ignore_errors=True)
         history.snapshot("end of run")
         return service.best_score(), info
-
-    def _evaluator(self, clock: BudgetClock) -> Any:
-        """The grader's evaluation of a submission; under ``evaluation_time = "excluded"`` its
-        duration moves the agent's deadline back (serial evaluations never overlap)."""
-        excluded = self.config.budget.evaluation_time == "excluded"
-
-        def evaluate(sid: int, ckpt: Path, info: Any) -> Any:
-            began = time.monotonic()
-            try:
-                return self.scorer.submission(sid, ckpt, info)
-            finally:
-                if excluded:
-                    clock.credit(time.monotonic() - began)
-
-        return evaluate
 
     def _gpu_meter(self, clock: BudgetClock) -> Any:
         """The agent's GPU-hours, metered from the moment its clock starts (``limits.gpus``)."""

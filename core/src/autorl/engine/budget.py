@@ -6,7 +6,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 WARN_AT = (0.5, 0.9)
 
@@ -49,6 +51,20 @@ class BudgetClock:
         with self._lock:
             if self._start is not None and self._stopped is None and seconds > 0:
                 self.credited += seconds
+
+    def excluding(self, evaluate: Callable[..., T]) -> Callable[..., T]:
+        """``evaluate`` with its duration given back to the agent (``evaluation_time =
+        "excluded"``): only what is really evaluated counts (a duplicate never reaches it), and
+        evaluations run one at a time, so nothing is counted twice."""
+
+        def timed(*args: Any, **kwargs: Any) -> T:
+            began = time.monotonic()
+            try:
+                return evaluate(*args, **kwargs)
+            finally:
+                self.credit(time.monotonic() - began)
+
+        return timed
 
     def usage(self) -> dict[str, Any]:
         """Every meter's reading, for ``/budget`` and the records."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import struct
 import threading
+import time
 from pathlib import Path
 
 from autorl.engine.budget import BudgetClock
@@ -45,6 +46,8 @@ class LiveGrader:
         base_model_bytes: int | None = None,
         max_body_bytes: int | None = None,
         intake_wait_s: float = 2.0,
+        eval_seconds: float = 0.0,
+        exclude_evaluation_time: bool = False,
     ) -> None:
         from autorl_grading.app import create_app
         from autorl_grading.server import GradingServer
@@ -58,6 +61,10 @@ class LiveGrader:
         self.release.set()
         self.clock = BudgetClock(wall_seconds)
         self.clock.start()
+        self.eval_seconds = eval_seconds
+        evaluate = self._evaluate
+        if exclude_evaluation_time:  # what the engine does under evaluation_time = "excluded"
+            evaluate = self.clock.excluding(evaluate)
         self.log_path = root / "submissions.jsonl"
         self.service = GradingService(
             workspace=self.workspace,
@@ -67,7 +74,7 @@ class LiveGrader:
             max_submissions=max_submissions,
             baseline_score=10.0,
             base_weight_hash=base_weight_hash,
-            evaluate=self._evaluate,
+            evaluate=evaluate,
             max_checkpoint_bytes=max_checkpoint_bytes,
             base_model_bytes=base_model_bytes,
             intake_wait_s=intake_wait_s,
@@ -79,6 +86,7 @@ class LiveGrader:
 
     def _evaluate(self, sid: int, ckpt: Path, info: CheckpointInfo) -> tuple[float, dict]:
         self.release.wait(30)  # tests hold evaluations to observe queued states
+        time.sleep(self.eval_seconds)
         self.evaluated.append(info.weight_hash)
         return 20.0 + sid, {"n": 1}
 
