@@ -10,7 +10,7 @@ over vLLM itself.
     .venv/bin/python bench/vllm_eval.py --model /path/to/Qwen2.5-0.5B-Instruct
 
 Needs a CUDA GPU and ``pip install vllm``; elsewhere it says so and exits 2 (it has not run in
-this project yet: no GPU was lent; docs/reference.md).
+this project yet: the one GPU machine lent had no vLLM and no network; docs/reference.md).
 """
 
 from __future__ import annotations

@@ -190,3 +190,36 @@ def test_agent_dies_with_the_harness(tmp_path: Path, sandbox: str) -> None:
     size = beat.stat().st_size
     time.sleep(1.0)
     assert beat.stat().st_size == size, "the agent's daemon kept running after the harness died"
+
+
+def test_gpu_agents_get_the_driver_libraries_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A GPU host that keeps libcuda beside LD_LIBRARY_PATH (``/usr/local/nvidia/lib64``): an
+    agent given GPUs gets those directories, and only those the sandbox mounts; other entries
+    (a harness directory, one without the driver) never reach it."""
+    import tempfile
+
+    from autorl_sandbox_isolated.sandbox import gpu_library_dirs
+
+    if not os.access("/usr/local/lib", os.W_OK):
+        pytest.skip("needs a writable /usr/local/lib (root)")
+    driver = Path(tempfile.mkdtemp(prefix="autorl-test-nvidia-", dir="/usr/local/lib"))
+    try:
+        (driver / "libcuda.so.1").write_bytes(b"")
+        outside = tmp_path / "lib"
+        outside.mkdir()
+        (outside / "libcuda.so.1").write_bytes(b"")
+        variable = f"{outside}:/usr/lib:{driver}:relative:{driver}"
+        assert gpu_library_dirs({"LD_LIBRARY_PATH": variable}) == [str(driver)]
+        assert gpu_library_dirs({}) == []
+        sandbox = IsolatedSandbox()
+        monkeypatch.setenv("LD_LIBRARY_PATH", variable)
+        env = sandbox.agent_env(request(tmp_path, "pass", limits=Limits(gpus=("3",))), None)
+        plain = sandbox.agent_env(request(tmp_path, "pass"), None)
+        assert env["LD_LIBRARY_PATH"] == str(driver) and env["CUDA_VISIBLE_DEVICES"] == "0"
+        assert "LD_LIBRARY_PATH" not in plain
+    finally:
+        import shutil
+
+        shutil.rmtree(driver, ignore_errors=True)

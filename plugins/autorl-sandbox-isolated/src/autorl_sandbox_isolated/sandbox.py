@@ -82,6 +82,27 @@ ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL")
 """The supervisor's only capabilities: drop to the agent's uid, and stop its processes."""
 
 
+def gpu_library_dirs(environ: dict[str, str] | None = None) -> list[str]:
+    """Directories of the harness's ``LD_LIBRARY_PATH`` that hold the NVIDIA driver's user-space
+    library (``libcuda.so.1``) and lie in the system directories the agent sees read-only.
+
+    Why: GPU hosts and images often keep the driver's libraries outside the loader's cache
+    (``/usr/local/nvidia/lib64`` and the variable), and the agent's environment starts empty; an
+    agent given GPUs would otherwise find no CUDA driver. Nothing else of the variable passes.
+    """
+    value = (os.environ if environ is None else environ).get("LD_LIBRARY_PATH", "")
+    found: list[str] = []
+    for entry in value.split(":"):
+        path = Path(entry)
+        if not entry or not path.is_absolute() or entry in found:
+            continue
+        real = path.resolve()
+        visible = any(real.is_relative_to(d) for d in SYSTEM_DIRS)
+        if visible and any(real.glob("libcuda.so*")):
+            found.append(str(real))
+    return found
+
+
 def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
@@ -367,6 +388,8 @@ class IsolatedSandbox:
         # only the assigned device nodes exist inside, and CUDA numbers what it can open from
         # 0 (as in a container): GPUs [2, 5] are devices 0 and 1 to the agent
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(len(request.limits.gpus)))
+        if request.limits.gpus and (libraries := gpu_library_dirs()):
+            env["LD_LIBRARY_PATH"] = ":".join(libraries)
         return env
 
     def identity_files(

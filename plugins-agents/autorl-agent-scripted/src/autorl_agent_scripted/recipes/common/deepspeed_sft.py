@@ -202,6 +202,8 @@ def main(job_path: str) -> int:
             "seconds": round(seconds, 2),
             "world_size": accelerator.num_processes,
             "stage": stage,
+            "device": str(accelerator.device),
+            "precision": "bf16" if on_gpu else "fp32",
         }
         (out / "deepspeed_result.json").write_text(json.dumps(result), encoding="utf-8")
     accelerator.wait_for_everyone()

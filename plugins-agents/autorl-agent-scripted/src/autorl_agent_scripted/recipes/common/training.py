@@ -183,7 +183,8 @@ def deepspeed_phase(
     log(f"  sft under deepspeed {stage} on {processes} process(es), up to {job['max_steps']} steps")
     result = launch(job, processes, work / "deepspeed.log")
     log(
-        f"  sft (deepspeed {stage}, {result['world_size']} rank(s)): {result['steps']} steps in "
+        f"  sft (deepspeed {stage}, {result['world_size']} rank(s)) on {result.get('device')}: "
+        f"{result['steps']} steps in "
         f"{result['seconds']:.0f}s, loss {result['losses'][0]:.3f} -> {result['losses'][-1]:.3f}"
     )
     trained = AutoModelForCausalLM.from_pretrained(work / "out", dtype=model.dtype)
