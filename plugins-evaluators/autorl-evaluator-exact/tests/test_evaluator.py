@@ -100,11 +100,35 @@ def test_limit_scores_the_first_examples(tiny_model_dir: Path, tmp_path: Path) -
         ({"max_new_token": 5}, "unknown option 'max_new_token' .did you mean 'max_new_tokens'"),
         ({"batch_size": 0}, "batch_size: Input should be greater than 0 .got 0."),
         ({"max_new_tokens": "many"}, "max_new_tokens: Input should be a valid integer"),
+        ({"few_shot": [{"question": "q"}]}, r"few_shot\.0\.solution: Field required"),
     ],
 )
 def test_bad_config_is_a_precise_error(config: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         settings(config)
+
+
+def test_few_shot_examples_come_first_as_earlier_turns() -> None:
+    """Each worked example: the contract's messages for its question (a system message once,
+    first), then its solution as the assistant's turn; then the question."""
+    from types import SimpleNamespace
+
+    from autorl_evaluator_exact.evaluator import Shot, with_few_shot
+
+    def build_messages(question: str) -> list[dict[str, str]]:
+        return [{"role": "system", "content": "S"}, {"role": "user", "content": f"Q: {question}"}]
+
+    contract = SimpleNamespace(build_messages=build_messages)
+    shots = [Shot(question="1+1", solution="2"), Shot(question="2+2", solution="4")]
+    assert with_few_shot(contract, shots, "3+3") == [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": "Q: 1+1"},
+        {"role": "assistant", "content": "2"},
+        {"role": "user", "content": "Q: 2+2"},
+        {"role": "assistant", "content": "4"},
+        {"role": "user", "content": "Q: 3+3"},
+    ]
+    assert with_few_shot(contract, [], "3+3") == build_messages("3+3")
 
 
 def test_the_contract_is_checked() -> None:

@@ -111,3 +111,33 @@ def test_kit_uses_only_the_standard_library() -> None:
     }
     imported.discard("__future__")
     assert imported <= set(sys.stdlib_module_names), imported - set(sys.stdlib_module_names)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("so 3 + 4 = 7\nThe answer is 7\n", "7"),
+        ("The answer is 4\n\nQuestion: Tom has 9 apples", "4"),  # a made-up next question
+        ("<think>maybe 12</think>It is 5.50 dollars", "5.5"),
+        ("They sold 1,000 pens", "0"),  # the reference's pattern splits at the comma
+        ("The answer is -3", "-3"),
+        ("no number at all", None),
+    ],
+)
+def test_reference_extraction_is_opencompass_gsm8k_postprocess(text: str, expected: str) -> None:
+    from autorl_task_gsm8k.kit import REFERENCE
+
+    assert REFERENCE.extract_answer(text) == expected
+
+
+def test_the_installed_kit_stays_autorls_protocol() -> None:
+    """Without a workspace config.json beside it, the module is autorl's protocol: the
+    reference's lives in ``REFERENCE`` and never changes the default grading."""
+    from autorl_task_gsm8k import kit
+
+    assert kit.ACTIVE is None
+    assert kit.build_messages("Q?") == [
+        {"role": "user", "content": kit.PROMPT_TEMPLATE.format(question="Q?")}
+    ]
+    assert kit.extract_answer("The answer is 4\n#### 5") == "5"
+    assert not kit.REFERENCE.has_final_answer_line("#### 5")

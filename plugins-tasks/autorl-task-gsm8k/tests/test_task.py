@@ -158,10 +158,68 @@ def test_local_gsm8k_follows_the_reference_protocol(tmp_path: Path) -> None:
         "Natalia sold 48+24 = 72 clips altogether in April and May.\n#### 72"
     )
     assert "real GSM8K" in prepared.description
-    # the reference's generation limit (OpenCompass gsm8k_gen: max_out_len 512), greedy; the
-    # prompt is not the reference's 4-shot one (docs/reference.md says so)
+    # the reference's generation limit (OpenCompass gsm8k_gen: max_out_len 512), greedy
     assert prepared.evaluator_config["max_new_tokens"] == 512
     assert prepared.evaluator_config["temperature"] == 0.0
+    # a copy without the reference's four worked examples: the first train problems instead
+    # (never a held-out one), and the description says so
+    shots = prepared.evaluator_config["few_shot"]
+    assert [s["question"][:7] for s in shots] == ["Natalia", "Weng ea"]
+    assert "lacks the reference's four" in prepared.description
+
+
+SHOT_ROWS = [
+    {
+        "question": f"{opening} (a test stand-in)?",
+        "answer": f"{n}*2=<<{n}*2={2 * n}>>{2 * n}\n#### {2 * n}",
+    }
+    for n, opening in enumerate(data.REFERENCE_SHOT_OPENINGS, 1)
+]
+
+
+def test_reference_prompt_is_opencompass_gsm8k_gen(tmp_path: Path) -> None:
+    """On real GSM8K the grader asks as the reference does: its four worked examples (found in
+    the train split by their questions, in its order) as earlier chat turns, each user turn
+    'Question: ...\\nLet's think step by step\\nAnswer:', each solution ending 'The answer is N';
+    the workspace kit's build_messages is that whole prompt, and reads answers the same way."""
+    import importlib.util
+
+    from autorl_evaluator_exact.evaluator import settings, with_few_shot
+
+    from autorl.contracts import load_contract
+
+    source = tmp_path / "gsm8k"
+    source.mkdir()
+    train = [OFFICIAL_TRAIN[0], *reversed(SHOT_ROWS), OFFICIAL_TRAIN[1]]
+    (source / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in train))
+    (source / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in OFFICIAL_TEST))
+    prepared = prepare(tmp_path / "cache", data_path=str(source))
+    shots = prepared.evaluator_config["few_shot"]
+    assert [s["question"] for s in shots] == [r["question"] for r in SHOT_ROWS]
+    assert shots[1]["solution"] == "2*2=4\nThe answer is 4\n"  # annotations gone, N closes it
+    assert prepared.contract == "autorl_task_gsm8k.kit:REFERENCE"
+    assert "the reference's four" in prepared.description
+    assert "Let's think step by step" in prepared.description
+
+    contract = load_contract("answer", prepared.contract)
+    question = OFFICIAL_TEST[1]["question"]
+    graded = with_few_shot(contract, settings(dict(prepared.evaluator_config)).few_shot, question)
+    assert [m["role"] for m in graded] == ["user", "assistant"] * 4 + ["user"]
+    assert graded[0]["content"] == (
+        f"Question: {SHOT_ROWS[0]['question']}\nLet's think step by step\nAnswer:"
+    )
+    assert graded[-1]["content"] == f"Question: {question}\nLet's think step by step\nAnswer:"
+
+    kit_file = Path(prepared.kit_dir) / "autorl_kit.py"
+    spec = importlib.util.spec_from_file_location("workspace_kit", kit_file)
+    kit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kit)
+    assert kit.build_messages(question) == graded  # the agent trains on the graded prompt
+    reply = "2 pens a day... 1200*2 = 2400\nThe answer is 2400\n\nQuestion: and 7 more?"
+    assert contract.extract_answer(reply) == kit.extract_answer(reply) == "2400"
+    assert (
+        kit.is_correct(reply, "2,400") and kit.reward("The answer is 3", "4") == kit.FORMAT_REWARD
+    )
 
 
 def test_local_gsm8k_parquet_layout(tmp_path: Path) -> None:

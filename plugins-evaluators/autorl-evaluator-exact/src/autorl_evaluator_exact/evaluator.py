@@ -4,9 +4,11 @@ It consumes the ``answer`` contract (:class:`autorl.contracts.AnswerContract`): 
 ``build_messages(question)`` makes the prompt, ``extract_answer(text)`` finds the final answer
 in the output, ``normalize(answer)`` puts answers in one form; a prediction is correct when
 ``normalize(extract_answer(output)) == normalize(row["answer"])``. The optional
-``has_final_answer_line(text)`` gives the report's format rate. The engine loads the task's
-implementation from the installed package (never the agent's workspace) and passes it in
-``EvalRequest.contract``. Rows: ``question``, ``answer`` (an ``id`` is optional).
+``has_final_answer_line(text)`` gives the report's format rate. ``few_shot`` (worked examples,
+``[{"question", "solution"}]``) puts each example before the question as an earlier exchange:
+the contract's messages for its question, then its solution as the assistant's turn. The engine
+loads the task's implementation from the installed package (never the agent's workspace) and
+passes it in ``EvalRequest.contract``. Rows: ``question``, ``answer`` (an ``id`` is optional).
 """
 
 from __future__ import annotations
@@ -14,15 +16,24 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from autorl_data.jsonl import read_jsonl
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from autorl.errors import ConfigError
 from autorl.options import OptionsModel, PositiveInt, parse_options
 from autorl.types import EvalRequest, EvalResult
+
+
+class Shot(BaseModel):
+    """A worked example shown before each question."""
+
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(min_length=1)
+    solution: str = Field(min_length=1)
 
 
 class Options(OptionsModel):
@@ -33,6 +44,10 @@ class Options(OptionsModel):
     temperature: float = Field(0.0, ge=0, description="0: greedy")
     device: str = Field("auto", description="auto, cpu or cuda")
     limit: PositiveInt | None = Field(None, description="score only the first N examples")
+    few_shot: tuple[Shot, ...] = Field(
+        (),
+        description="worked examples ({question, solution}) shown before each question",
+    )
 
 
 def binomial_se(successes: int, n: int) -> float:
@@ -46,6 +61,21 @@ def binomial_se(successes: int, n: int) -> float:
 
 def settings(config: dict[str, Any] | None) -> Options:
     return parse_options(Options, config, who="evaluator 'exact'")
+
+
+def with_few_shot(contract: Any, shots: Sequence[Shot], question: str) -> list[dict[str, str]]:
+    """The contract's messages for ``question`` after the worked examples: each example's own
+    messages (a system message only once, first) and its solution as the assistant's turn."""
+    messages: list[dict[str, str]] = []
+    for shot in shots:
+        turn = list(contract.build_messages(shot.question))
+        if messages:
+            turn = [m for m in turn if m.get("role") != "system"]
+        messages += [*turn, {"role": "assistant", "content": shot.solution}]
+    final = list(contract.build_messages(question))
+    if messages:
+        final = [m for m in final if m.get("role") != "system"]
+    return [*messages, *final]
 
 
 def read_examples(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
@@ -84,7 +114,7 @@ class ExactMatchEvaluator:
         cfg = settings(dict(request.config))
         contract = _needs_contract(request)
         examples = read_examples(request.eval_path, cfg.limit)
-        prompts = [contract.build_messages(str(e["question"])) for e in examples]
+        prompts = [with_few_shot(contract, cfg.few_shot, str(e["question"])) for e in examples]
         format_ok = getattr(contract, "has_final_answer_line", None)
 
         started = time.monotonic()

@@ -214,3 +214,38 @@ def hub_reference() -> tuple[list[Example], list[Example]]:
             ((row, f"openai/gsm8k test #{i}") for i, row in enumerate(dataset["test"])), "test"
         ),
     )
+
+
+# the reference's worked examples ----------------------------------------------------------------
+
+REFERENCE_SHOT_OPENINGS = (
+    "Angelo and Melanie want to plan how many hours",
+    "Mark's basketball team scores 25 2 pointers",
+    "Bella has two times as many marbles as frisbees",
+    "A group of 4 fruit baskets contains 9 apples",
+)
+"""The four GSM8K train questions the reference's prompt (OpenCompass ``gsm8k_gen``) shows as
+worked examples, in its order, by their openings; each example's answer is the train solution
+without calculator annotations, ending ``The answer is N``."""
+
+
+def shot_solution(example: Example) -> str:
+    """A train example's solution as a reference worked example: ``The answer is N`` closes it."""
+    body = re.sub(r"\s*####[^\n]*\s*$", "", CALCULATOR_RE.sub("", example["solution"]).strip())
+    return f"{body}\nThe answer is {example['answer']}\n"
+
+
+def reference_shots(train: list[Example]) -> tuple[list[dict[str, str]], str]:
+    """The reference's four worked examples from ``train`` and where they came from:
+    ``"reference"`` when all four are there (the real GSM8K train split), else the first four
+    train examples, ``"first-train-examples"`` (a copy without them; the report says so)."""
+    found = []
+    for opening in REFERENCE_SHOT_OPENINGS:
+        match = next((e for e in train if e["question"].startswith(opening)), None)
+        if match is None:
+            break
+        found.append(match)
+    source = "reference"
+    if len(found) < len(REFERENCE_SHOT_OPENINGS):
+        found, source = train[: len(REFERENCE_SHOT_OPENINGS)], "first-train-examples"
+    return [{"question": e["question"], "solution": shot_solution(e)} for e in found], source

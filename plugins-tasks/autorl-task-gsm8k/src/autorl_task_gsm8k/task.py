@@ -29,6 +29,11 @@ KIT_NAME = "autorl_kit.py"
 CONTRACT = "autorl_task_gsm8k.kit"
 """The 'answer' contract the exact evaluator uses (prompt, extraction, normal form): loaded
 from the installed package by the engine, never from the workspace copy of the kit."""
+REFERENCE_CONTRACT = "autorl_task_gsm8k.kit:REFERENCE"
+"""On real GSM8K: the reference's prompt and extraction (OpenCompass ``gsm8k_gen``); its four
+worked examples come with the evaluator config (``few_shot``)."""
+REFERENCE_PROTOCOL_VERSION = 2
+"""Bump when what a reference split holds changes (2: the worked examples in meta.json)."""
 
 OFFLINE_SPLIT = "offline-gsm-symbolic"
 REFERENCE_SPLIT = "gsm8k-reference"
@@ -122,8 +127,12 @@ class GSM8KTask:
         else:
             split_dir, split_name = self._reference(cache, settings)
         meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
-        reference = REFERENCE_EVALUATOR_CONFIG if settings.source != "offline" else {}
-        config = {**EVALUATOR_CONFIG, **reference}
+        config = dict(EVALUATOR_CONFIG)
+        contract, kit_config = CONTRACT, None
+        if settings.source != "offline":
+            config |= REFERENCE_EVALUATOR_CONFIG | {"few_shot": meta["few_shot"]}
+            contract = REFERENCE_CONTRACT
+            kit_config = {"protocol": "reference", "few_shot": meta["few_shot"]}
         return PreparedTask(
             train_files=(split_dir / "train.jsonl",),
             eval_path=split_dir / "eval.jsonl",
@@ -132,11 +141,12 @@ class GSM8KTask:
                 n_train=meta["n_train"],
                 n_eval=meta["n_eval"],
                 evaluator_config=config,
+                few_shot_source=meta.get("few_shot_source"),
             ),
             evaluator="exact",
             evaluator_config=config,
-            contract=CONTRACT,
-            kit_dir=self._kit(cache),
+            contract=contract,
+            kit_dir=self._kit(cache, kit_config),
             split=split_name,
             metric="accuracy",
         )
@@ -166,6 +176,7 @@ class GSM8KTask:
             "source": settings.source,
             "train_size": settings.train_size,
             "eval_size": settings.eval_size,
+            "protocol_version": REFERENCE_PROTOCOL_VERSION,
         }
         if settings.source == "local":
             assert settings.data_path is not None
@@ -181,11 +192,17 @@ class GSM8KTask:
             test = trim(test, settings.eval_size)
             taken = {data.normalize_question(e["question"]) for e in test}
             kept = [e for e in train if data.normalize_question(e["question"]) not in taken]
+            few_shot, few_shot_source = data.reference_shots(kept)
             self._write(
                 staging,
                 trim(kept, settings.train_size),
                 test,
-                {**params, "dropped_train_duplicates": len(train) - len(kept)},
+                {
+                    **params,
+                    "dropped_train_duplicates": len(train) - len(kept),
+                    "few_shot": few_shot,
+                    "few_shot_source": few_shot_source,
+                },
             )
 
         name = REFERENCE_SPLIT
@@ -200,6 +217,18 @@ class GSM8KTask:
         write_split(staging, train, evals, params)
 
     @staticmethod
-    def _kit(cache: Path) -> Path:
-        """``kit/autorl_kit.py``: a verbatim copy of the task's kit module."""
-        return single_file_kit(cache, KIT_SOURCE, KIT_NAME)
+    def _kit(cache: Path, config: dict[str, Any] | None = None) -> Path:
+        """``kit/autorl_kit.py``: a verbatim copy of the task's kit module; on real GSM8K with
+        ``config.json`` beside it (the reference's protocol and worked examples), so the kit's
+        ``build_messages`` is the whole prompt the grader sends."""
+        if config is None:
+            return single_file_kit(cache, KIT_SOURCE, KIT_NAME)
+        text = json.dumps(config, indent=1, ensure_ascii=False)
+        source = KIT_SOURCE.read_bytes()
+
+        def build(staging: Path) -> None:
+            (staging / "config.json").write_text(text, encoding="utf-8")
+            (staging / KIT_NAME).write_bytes(source)
+
+        digest = params_digest({"kit": files_digest([KIT_SOURCE]), "config": config})
+        return build_once(cache / f"kit-reference-{digest}", build, marker=KIT_NAME)
