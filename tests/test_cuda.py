@@ -74,15 +74,15 @@ def test_gsm8k_evaluates_on_the_gpu(tmp_path: Path) -> None:
     assert backend is None or backend.startswith(expected)
 
 
-def test_deepspeed_sft_on_the_agents_gpu(tmp_path: Path) -> None:
+def test_deepspeed_recipe_on_the_agents_gpu(tmp_path: Path) -> None:
     """The agent holds GPU 0 (its device node inside the isolated sandbox), the grader stays on
-    the CPU: the scripted agent's SFT runs under DeepSpeed ZeRO-3 on that GPU (NCCL, bf16),
-    NVML meters the GPU-hours it spends, and the merged model is submitted and scored."""
+    the CPU: the scripted agent's SFT and then its GRPO run under DeepSpeed ZeRO-3 on that GPU
+    (NCCL, bf16), NVML meters the GPU-hours they spend, and both merged models are scored."""
     pytest.importorskip("deepspeed", reason="needs deepspeed (autorl-agent-scripted[deepspeed])")
     cfg = tmp_path / "gpu.toml"
-    cfg.write_text(f'device = "cpu"\n{NO_CGROUP_LIMITS}gpus = [0]\n[budget]\nwall_seconds = 150\n')
+    cfg.write_text(f'device = "cpu"\n{NO_CGROUP_LIMITS}gpus = [0]\n[budget]\nwall_seconds = 240\n')
     env = {**os.environ, "AUTORL_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-    options = ["deepspeed=zero3", "rounds=1", "no-grpo=true"]
+    options = ["deepspeed=zero3", "rounds=1"]
     done = subprocess.run(
         [AUTORL, "run", "--config", str(cfg), "--task", "gsm8k", "--model", "tiny"]
         + [a for o in options for a in ("--agent-option", o)]
@@ -96,6 +96,7 @@ def test_deepspeed_sft_on_the_agents_gpu(tmp_path: Path) -> None:
     run_dir = tmp_path / "runs" / "dsgpu"
     log = (run_dir / "agent.log").read_text()
     assert "sft (deepspeed zero3, 1 rank(s)) on cuda" in log, log[-3000:]
-    assert '"status": "scored"' in (run_dir / "submissions.jsonl").read_text()
+    assert "grpo (deepspeed zero3, 1 rank(s)) on cuda" in log, log[-3000:]
+    assert (run_dir / "submissions.jsonl").read_text().count('"status": "scored"') >= 2
     usage = json.loads((run_dir / "run.json").read_text())["gpu_usage"]
     assert usage["gpus"] == [0] and usage["gpu_hours"] >= 0

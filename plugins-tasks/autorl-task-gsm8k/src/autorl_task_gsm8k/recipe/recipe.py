@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
             lora_r=args.lora_r,
             seed=run.seed,
             step_times=run.step_times,
+            deepspeed=args.deepspeed,
+            processes=args.processes,
         )
 
     phases = ["sft"] if args.no_grpo else ["sft", "grpo"]

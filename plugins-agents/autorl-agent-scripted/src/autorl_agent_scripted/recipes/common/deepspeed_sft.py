@@ -37,12 +37,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def launch(job: dict[str, Any], processes: int, log_path: Path) -> dict[str, Any]:
-    """Run the worker on ``processes`` ranks (loopback rendezvous) and return rank 0's result;
-    a failed worker raises with the tail of its log."""
+def launch(
+    job: dict[str, Any], processes: int, log_path: Path, worker: str | None = None
+) -> dict[str, Any]:
+    """Run the worker (this module, or ``worker``: another script beside it) on ``processes``
+    ranks (loopback rendezvous) and return rank 0's result; a failed worker raises with the
+    tail of its log."""
     job_path = Path(job["out"]).with_suffix(".job.json")
     job_path.write_text(json.dumps(job), encoding="utf-8")
-    here = str(Path(__file__).resolve())
+    here = str(Path(__file__).resolve().with_name(worker) if worker else Path(__file__).resolve())
     if processes <= 1:
         argv = [sys.executable, here, str(job_path)]
     else:
@@ -59,7 +62,8 @@ def launch(job: dict[str, Any], processes: int, log_path: Path) -> dict[str, Any
     result = Path(job["out"]) / "deepspeed_result.json"
     if done.returncode != 0 or not result.is_file():
         tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
-        raise RuntimeError(f"deepspeed sft failed (exit {done.returncode}): " + " | ".join(tail))
+        name = Path(here).stem
+        raise RuntimeError(f"{name} failed (exit {done.returncode}): " + " | ".join(tail))
     return json.loads(result.read_text(encoding="utf-8"))
 
 
@@ -84,8 +88,9 @@ def encode(tokenizer: Any, row: dict[str, Any], max_length: int | None) -> tuple
     return full[:max_length], mask[:max_length]
 
 
-def main(job_path: str) -> int:
-    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
+def make_accelerator(stage: int) -> Any:
+    """This process's rank under DeepSpeed ZeRO ``stage``: NCCL and bf16 on GPUs, gloo and fp32
+    on a CPU (a single process without a launcher gets the rendezvous variables here)."""
     for key, value in {"MASTER_ADDR": "127.0.0.1", "RANK": "0", "WORLD_SIZE": "1"}.items():
         os.environ.setdefault(key, value)
     os.environ.setdefault("LOCAL_RANK", "0")
@@ -93,16 +98,15 @@ def main(job_path: str) -> int:
     import torch
     from accelerate import Accelerator
     from accelerate.utils import DeepSpeedPlugin, InitProcessGroupKwargs
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     on_gpu = torch.cuda.is_available()
+
     if not on_gpu:
         # DeepSpeed's CPU accelerator compiles a shared-memory all-reduce on first use (~2
         # minutes, in a cache every fresh HOME lacks); gloo does the same job uncompiled
         import deepspeed.ops
 
         deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
-    stage = int(job["stage"])
     plugin = DeepSpeedPlugin(
         zero_stage=stage,
         gradient_accumulation_steps=1,
@@ -112,25 +116,22 @@ def main(job_path: str) -> int:
     )
     # the backend named: on a CPU accelerate leaves it unset, and every rank then believes it
     # is alone (DeepSpeed's batch check fails: "train_batch_size ... 4 != 4 * 1 * 2")
-    accelerator = Accelerator(
+    return Accelerator(
         deepspeed_plugin=plugin,
         mixed_precision="bf16" if on_gpu else "no",
         kwargs_handlers=[InitProcessGroupKwargs(backend="nccl" if on_gpu else "gloo")],
     )
-    torch.manual_seed(int(job.get("seed", 0)))
-    tokenizer = AutoTokenizer.from_pretrained(job["model"])
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    model = AutoModelForCausalLM.from_pretrained(job["model"], dtype=torch.float32)
-    lora = None
-    if job.get("mode") == "lora":
-        from peft import LoraConfig, get_peft_model
 
-        r = int(job.get("lora_r", 16))
-        lora = LoraConfig(
-            r=r, lora_alpha=2 * r, lora_dropout=0.0, target_modules="all-linear",
-            task_type="CAUSAL_LM",
-        )  # fmt: skip
-        model = get_peft_model(model, lora)
+
+def main(job_path: str) -> int:
+    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
+    stage = int(job["stage"])
+    accelerator = make_accelerator(stage)
+    import torch
+
+    torch.manual_seed(int(job.get("seed", 0)))
+    model, tokenizer, lora = load_model(job)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     rows = [json.loads(line) for line in Path(job["rows"]).read_text().splitlines() if line]
     examples = [encode(tokenizer, row, job.get("max_length")) for row in rows]
     batch = int(job["batch_size"])
@@ -155,16 +156,9 @@ def main(job_path: str) -> int:
     optimizer = torch.optim.AdamW(trainable, lr=float(job["lr"]))
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     deadline = float(job.get("deadline", time.time() + 1e9))
-
-    def past_deadline() -> bool:
-        """Whether any rank is past the deadline: every rank stops at the same step (one
-        rank stepping alone would wait forever in ZeRO's collectives)."""
-        late = torch.tensor([float(time.time() >= deadline)], device=accelerator.device)
-        return bool(accelerator.reduce(late, reduction="sum").item() > 0)
-
     started, steps, losses = time.monotonic(), 0, []
     model.train()
-    while steps < int(job["max_steps"]) and (steps == 0 or not past_deadline()):
+    while steps < int(job["max_steps"]) and (steps == 0 or not past(accelerator, deadline)):
         for inputs in loader:
             loss = model(**inputs).loss
             accelerator.backward(loss)
@@ -174,9 +168,55 @@ def main(job_path: str) -> int:
             losses.append(float(loss.detach()))
             if accelerator.is_main_process:
                 print(f"  deepspeed sft step {steps}: loss {losses[-1]:.3f}", flush=True)
-            if steps >= int(job["max_steps"]) or past_deadline():
+            if steps >= int(job["max_steps"]) or past(accelerator, deadline):
                 break
-    seconds = time.monotonic() - started
+    result = {
+        "steps": steps,
+        "losses": losses,
+        "seconds": round(time.monotonic() - started, 2),
+    }
+    return finish(accelerator, model, tokenizer, lora, job, result)
+
+
+def past(accelerator: Any, deadline: float, step_seconds: float = 0.0) -> bool:
+    """Whether any rank is past the deadline, or would be after another step of
+    ``step_seconds``: every rank stops at the same step (one rank stepping alone would wait
+    forever in ZeRO's collectives)."""
+    import torch
+
+    late = torch.tensor([float(time.time() + step_seconds >= deadline)], device=accelerator.device)
+    return bool(accelerator.reduce(late, reduction="sum").item() > 0)
+
+
+def load_model(job: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The job's model (fp32 master weights; LoRA adapters on it in ``mode = "lora"``), its
+    tokenizer, and the LoRA config (None for full fine-tuning)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(job["model"])
+    model = AutoModelForCausalLM.from_pretrained(job["model"], dtype=torch.float32)
+    lora = None
+    if job.get("mode") == "lora":
+        from peft import LoraConfig, get_peft_model
+
+        r = int(job.get("lora_r", 16))
+        lora = LoraConfig(
+            r=r, lora_alpha=2 * r, lora_dropout=0.0, target_modules="all-linear",
+            task_type="CAUSAL_LM",
+        )  # fmt: skip
+        model = get_peft_model(model, lora)
+    return model, tokenizer, lora
+
+
+def finish(
+    accelerator: Any, model: Any, tokenizer: Any, lora: Any, job: dict[str, Any], result: dict
+) -> int:
+    """Gather the full weights on rank 0, which writes the merged model and
+    ``deepspeed_result.json`` (``result`` plus the ranks, stage, device and precision)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
     state = accelerator.get_state_dict(model)  # the full weights, on rank 0
     if accelerator.is_main_process:
         from transformers.integrations.deepspeed import unset_hf_deepspeed_config
@@ -196,12 +236,11 @@ def main(job_path: str) -> int:
             fresh.load_state_dict(state)
         fresh.save_pretrained(out, safe_serialization=True)
         tokenizer.save_pretrained(out)
+        on_gpu = accelerator.device.type == "cuda"
         result = {
-            "steps": steps,
-            "losses": losses,
-            "seconds": round(seconds, 2),
+            **result,
             "world_size": accelerator.num_processes,
-            "stage": stage,
+            "stage": int(job["stage"]),
             "device": str(accelerator.device),
             "precision": "bf16" if on_gpu else "fp32",
         }

@@ -62,7 +62,8 @@ def recipe_parser(
         "--deepspeed",
         choices=("zero2", "zero3"),
         default=env("RECIPE_DEEPSPEED") or None,
-        help="SFT under DeepSpeed ZeRO stage 2 or 3 (accelerate), on --processes ranks",
+        help="SFT and GRPO (static-prompt recipes: gsm8k) under DeepSpeed ZeRO stage 2 or 3 "
+        "(accelerate), on --processes ranks",
     )
     p.add_argument(
         "--processes",

@@ -6,6 +6,7 @@ inside the functions, so importing this module is cheap.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -149,11 +150,13 @@ def deepspeed_phase(
     processes: int | None,
     seconds: float,
     scratch: Path,
+    phase: str = "sft",
     **job: Any,
 ) -> tuple[Any, int]:
-    """One SFT phase under DeepSpeed ZeRO (:mod:`deepspeed_sft`): the model and rows go to
-    disk, ``processes`` worker ranks train (one per GPU; gloo on a CPU), rank 0 writes the
-    merged model, which is loaded back. Returns (model, steps)."""
+    """One SFT or GRPO phase under DeepSpeed ZeRO (:mod:`deepspeed_sft`,
+    :mod:`deepspeed_grpo`): the model and rows go to disk, ``processes`` worker ranks train
+    (one per GPU; gloo on a CPU), rank 0 writes the merged model, which is loaded back.
+    Returns (model, steps)."""
     import json
 
     import torch
@@ -180,12 +183,21 @@ def deepspeed_phase(
         "deadline": time.time() + max(1.0, seconds - (time.monotonic() - started)),
     }
     (work / "out").mkdir()
-    log(f"  sft under deepspeed {stage} on {processes} process(es), up to {job['max_steps']} steps")
-    result = launch(job, processes, work / "deepspeed.log")
     log(
-        f"  sft (deepspeed {stage}, {result['world_size']} rank(s)) on {result.get('device')}: "
-        f"{result['steps']} steps in "
-        f"{result['seconds']:.0f}s, loss {result['losses'][0]:.3f} -> {result['losses'][-1]:.3f}"
+        f"  {phase} under deepspeed {stage} on {processes} process(es), "
+        f"up to {job['max_steps']} steps"
+    )
+    worker = "deepspeed_grpo.py" if phase == "grpo" else None
+    result = launch(job, processes, work / "deepspeed.log", worker)
+    rewards = result.get("rewards")
+    log(
+        f"  {phase} (deepspeed {stage}, {result['world_size']} rank(s)) on {result.get('device')}: "
+        f"{result['steps']} steps in {result['seconds']:.0f}s, "
+        + (
+            f"mean reward {rewards[0]:.3f} -> {rewards[-1]:.3f}"
+            if rewards
+            else f"loss {result['losses'][0]:.3f} -> {result['losses'][-1]:.3f}"
+        )
     )
     trained = AutoModelForCausalLM.from_pretrained(work / "out", dtype=model.dtype)
     return trained.to(model.device), int(result["steps"])
@@ -220,6 +232,18 @@ def sft_in_rotation(rows: list[dict[str, Any]], *, timed: bool = True, **options
     return phase
 
 
+def reward_reference(reward_fn: Any) -> str:
+    """``module:name`` of a reward function a DeepSpeed worker can import (the kit's)."""
+    module, name = getattr(reward_fn, "__module__", None), getattr(reward_fn, "__name__", "")
+    found = getattr(sys.modules.get(module or ""), name, None)
+    if module in (None, "__main__") or found is None or found != reward_fn:
+        raise ValueError(
+            f"the GRPO reward {reward_fn!r} must be a module-level function the DeepSpeed "
+            "workers can import (e.g. the kit's trl_reward)"
+        )
+    return f"{module}:{name}"
+
+
 def run_grpo(
     model: Any,
     tokenizer: Any,
@@ -237,13 +261,40 @@ def run_grpo(
     lora_r: int = 16,
     seed: int = 0,
     step_times: StepTimes | None = None,
+    deepspeed: str | None = None,
+    processes: int | None = None,
 ) -> tuple[Any, int]:
     """GRPO with the kit's reward until ``seconds`` pass or ``max_steps``; (merged model, steps).
+    With ``deepspeed`` (``zero2``/``zero3``) the phase runs under DeepSpeed ZeRO on
+    ``processes`` ranks (:mod:`deepspeed_grpo`; ``reward_fn`` must be importable there by its
+    module and name, as the kit's ``trl_reward`` is), each rank sampling ``prompts_per_step``
+    prompts' groups.
 
     With ``step_times``, the step shape is fitted to the time share first: the seconds of one
     step (measured in an earlier GRPO phase, else estimated from a short sampled generation)
     decide whether fewer new tokens, prompts or generations are needed for two steps to fit.
     """
+    if deepspeed:
+        return deepspeed_phase(
+            model,
+            tokenizer,
+            rows,
+            stage=deepspeed,
+            processes=processes,
+            seconds=seconds,
+            scratch=scratch,
+            phase="grpo",
+            reward=reward_reference(reward_fn),
+            prompts_per_step=prompts_per_step,
+            generations=generations,
+            max_new_tokens=max_new_tokens,
+            temperature=1.0,
+            lr=lr or (5e-5 if mode == "lora" else 1e-6),
+            max_steps=max_steps,
+            mode=mode,
+            lora_r=lora_r,
+            seed=seed,
+        )
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
