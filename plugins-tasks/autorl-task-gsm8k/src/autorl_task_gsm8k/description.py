@@ -103,9 +103,9 @@ def _describe_reference(
     """Real GSM8K, graded as the reference grades it (OpenCompass ``gsm8k_gen``)."""
     prompt = "\n".join(f"    {line}" for line in REFERENCE_TEMPLATE.splitlines())
     origin = (
-        "the reference's four (from the train split)"
+        "the reference's four, taken from the train split"
         if few_shot_source == "reference"
-        else f"the first {len(shots)} train problems (this GSM8K copy lacks the reference's four)"
+        else f"the first {len(shots)} train problems: this GSM8K copy lacks the reference's four"
     )
     return f"""# Task: GSM8K (grade-school math word problems), the reference protocol
 
@@ -126,8 +126,8 @@ The grader scores your checkpoints on {n_eval} held-out problems that you never 
 For each held-out question the grader:
 
 1. sends, through the model's own chat template, {len(shots)} worked examples as earlier turns
-   ({origin}: each a user turn in the form below and an assistant turn with its solution,
-   ending `The answer is N`), then the question as the last user turn:
+   ({origin}), each a user turn in the form below and an assistant turn with its solution
+   ending `The answer is N`, then the question as the last user turn:
 
 {prompt}
 
