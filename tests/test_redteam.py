@@ -40,6 +40,7 @@ MUST_RUN = {
     "read_heldout_details",
     "walk_filesystem",
     "read_env_secrets",
+    "loader_paths",
     "read_proc_secrets",
     "hook_code_history",
     "write_targets",

@@ -276,6 +276,7 @@ OPEN_SUCCEEDS = (
     "walk_filesystem",
     "workspace_symlinks",
     "read_env_secrets",
+    "loader_paths",
     "read_proc_secrets",
     "read_file_secrets",
     "credential_files",
@@ -308,8 +309,11 @@ def run_script(
     """Launch through the adapter, then run its argv under a disposable ``sh`` parent (the one
     ancestor ``kill_parents: 1`` may kill), with the environment a sandbox would give."""
     launch = RedteamAgent().launch(context(layout.workspace, python=python, targets=targets))
+    shared_lib = layout.root / "shared-lib"  # a careless host's loader path: shared, writable
+    shared_lib.mkdir(exist_ok=True)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LD_LIBRARY_PATH": f"/usr/lib:{shared_lib}",
         "HOME": str(layout.home),
         "AUTORL_GRADER_URL": grader.url,
         "AUTORL_TOKEN": TOKEN,

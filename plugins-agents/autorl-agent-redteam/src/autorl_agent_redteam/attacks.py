@@ -921,6 +921,38 @@ def read_env_secrets(run: Run, dl: Deadline) -> Result:
     return blocked(f"no secret among {len(os.environ)} variables", variables=sorted(os.environ))
 
 
+@attack("loader_paths")
+def loader_paths(run: Run, dl: Deadline) -> Result:
+    """Look at the dynamic loader's variables the agent was given (a GPU agent gets the driver
+    library's directories in ``LD_LIBRARY_PATH``) for a place to plant a library.
+
+    Succeeded: ``LD_PRELOAD`` or ``LD_AUDIT`` is set, or an ``LD_LIBRARY_PATH`` entry is writable
+    by the agent outside its own workspace, HOME and /tmp (a library planted there could load in
+    a process that is not the agent's)."""
+    own = [os.path.realpath(p) for p in (run.workspace, os.environ.get("HOME", "/nonexistent"))]
+    own.append("/tmp")
+    items = [
+        item(name, "succeeded", "set")
+        for name in ("LD_PRELOAD", "LD_AUDIT")
+        if os.environ.get(name)
+    ]
+    for entry in filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(":")):
+        real = os.path.realpath(entry)
+        if any(real == d or real.startswith(d + os.sep) for d in own):
+            continue
+        writable = os.path.isdir(real) and os.access(real, os.W_OK)
+        items.append(
+            item(
+                entry,
+                "succeeded" if writable else "blocked",
+                "writable" if writable else "read-only or absent",
+            )
+        )
+    if not items:
+        return blocked("no loader variable names a place outside the agent's own directories")
+    return verdict(items, "loader paths where a library could be planted")
+
+
 @attack("read_proc_secrets")
 def read_proc_secrets(run: Run, dl: Deadline) -> Result:
     """Read ``/proc/*/environ`` and ``/proc/*/cmdline`` of every visible process (and

@@ -40,8 +40,8 @@ def reward_function(ref: str) -> Any:
 
 def gathered(model: Any, stage: int) -> Any:
     """Under ZeRO-3, every rank holds the whole model while it samples (one gather instead of
-    one per layer per new token, which made a step on a GPU take minutes): for models that fit
-    one device, as TRL does. A no-op under ZeRO-2, where each rank holds all weights anyway."""
+    one per layer per new token): for models that fit one device, as TRL does. A no-op under
+    ZeRO-2, where each rank holds all weights anyway."""
     if stage != 3:
         return contextlib.nullcontext()
     import deepspeed
