@@ -2,8 +2,8 @@
 kit's reward, groups of sampled completions per prompt, group-normalised advantages) in worker
 processes of its own, launched like :mod:`deepspeed_sft`.
 
-Every rank samples its own prompts' groups (under ZeRO-3 with the whole model gathered for the
-sampling, :func:`gathered`), scores them with the reward, and takes the on-policy
+Every rank samples its own prompts' groups (under ZeRO-3 with the whole model gathered and ZeRO's
+hooks off for the sampling, :func:`gathered`), scores them with the reward, and takes the on-policy
 policy-gradient step of GRPO with one update per batch (the clipped ratio is 1 there) and no KL
 term (``beta = 0``, as the recipes' TRL phase); DeepSpeed averages the gradients over the
 ranks. A step starts only while 1.25x the slowest step so far fits before the deadline. Rank 0
@@ -39,14 +39,15 @@ def reward_function(ref: str) -> Any:
 
 
 def gathered(model: Any, stage: int) -> Any:
-    """Under ZeRO-3, every rank holds the whole model while it samples (one gather instead of
-    one per layer per new token): for models that fit one device, as TRL does. A no-op under
+    """Under ZeRO-3, every rank holds the whole model while it samples, with ZeRO's per-module
+    hooks off (DeepSpeed's own ``unwrap_model_for_generation``, as TRL does): otherwise each
+    new token runs a fetch hook in every module. For models that fit one device. A no-op under
     ZeRO-2, where each rank holds all weights anyway."""
     if stage != 3:
         return contextlib.nullcontext()
-    import deepspeed
+    from deepspeed.runtime.zero.stage3 import unwrap_model_for_generation
 
-    return deepspeed.zero.GatheredParameters(list(model.parameters()))
+    return unwrap_model_for_generation(model)
 
 
 def group_advantages(rewards: list[float], generations: int) -> list[float]:
