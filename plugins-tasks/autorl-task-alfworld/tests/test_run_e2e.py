@@ -45,7 +45,7 @@ def test_tiny_run_completes_with_a_report(tmp_path: Path) -> None:
             "--evaluator-option",
             "max_new_tokens=16",
             "--budget",
-            "120",
+            "70",
             "--runs-dir",
             str(tmp_path / "runs"),
             "--run-id",

@@ -37,7 +37,7 @@ def test_tiny_run_completes_with_a_report(tmp_path: Path) -> None:
             "--evaluator-option",
             "batch_size=4",
             "--budget",
-            "120",
+            "70",
             "--runs-dir",
             str(tmp_path / "runs"),
             "--run-id",
