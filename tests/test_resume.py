@@ -15,6 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 from autorl_sandbox_isolated.sandbox import bwrap_path
+from autorl_testing.sandbox import cgroups_gone, sandbox_cgroups
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
 pytestmark = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap not installed")
@@ -50,6 +51,7 @@ def test_harness_killed_mid_evaluation_then_resumed(tmp_path: Path) -> None:
         "--task-option", "train_size=40", "--task-option", "eval_size=20",
         "--runs-dir", str(tmp_path / "runs"), "--run-id", "r", "--keep-checkpoints", "--quiet",
     ]  # fmt: skip
+    stale = sandbox_cgroups("r")  # left by an older version or another run named "r"
     harness = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = run_dir / "submissions.jsonl"
     deadline = time.monotonic() + 240
@@ -69,6 +71,7 @@ def test_harness_killed_mid_evaluation_then_resumed(tmp_path: Path) -> None:
     }
     time.sleep(1.0)
     assert _agent_processes(run_dir / "workspace") == [], "the agent outlived the harness"
+    assert cgroups_gone("r", stale) == [], "the sandbox's cgroup outlived the harness"
     assert not (run_dir / "run.json").exists()
 
     done = subprocess.run([AUTORL, "run", "--resume", str(run_dir)], capture_output=True, text=True)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from autorl_testing.sandbox import cgroups_gone, sandbox_cgroups
 
 pytestmark = pytest.mark.slow  # 8 real runs per executor: about 3 minutes each on 2 busy cores
 
@@ -100,6 +101,8 @@ def scenario(workdir: Path, flags: list[str]) -> None:
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "campaign demo: 8 cells" in dry.stdout and not campaign_dir.exists()
 
+    # cell ids repeat across runs of this test: what an older version left is not this run's
+    stale = sandbox_cgroups()
     log = (workdir / "first.log").open("w")
     first = subprocess.Popen(
         [AUTORL, "campaign", "run", "demo.yaml", *flags],
@@ -128,6 +131,8 @@ def scenario(workdir: Path, flags: list[str]) -> None:
     while runs_of(campaign_dir) and time.monotonic() < deadline:
         time.sleep(1)
     assert runs_of(campaign_dir) == [], "runs outlived their campaign"
+    left = [path for cid in before for path in cgroups_gone(cid, stale)]
+    assert left == [], f"sandbox cgroups outlived their runs: {left}"
     stopped = [c for c in before.values() if c["status"] == "running"]
     for c in stopped:
         run_json = Path(c["run_dir"]) / "run.json"

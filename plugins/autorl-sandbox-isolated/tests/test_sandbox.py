@@ -15,7 +15,7 @@ import psutil
 import pytest
 from autorl_sandbox_isolated.sandbox import IsolatedSandbox, bwrap_path
 from autorl_sandbox_local.sandbox import LocalSandbox
-from autorl_testing.sandbox import HARNESS, STUBBORN, sandbox_request
+from autorl_testing.sandbox import HARNESS, STUBBORN, cgroups_gone, sandbox_request
 
 from autorl.types import Limits, SandboxRequest
 
@@ -37,6 +37,14 @@ def _wait_for(path: Path, timeout: float = 20) -> None:
     while not path.exists():
         assert time.monotonic() < deadline, f"{path} never appeared"
         time.sleep(0.05)
+
+
+def _dead(proc: psutil.Process) -> bool:
+    """Gone, or a zombie left for init to reap."""
+    try:
+        return proc.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def _log(tmp_path: Path) -> str:
@@ -190,6 +198,66 @@ def test_agent_dies_with_the_harness(tmp_path: Path, sandbox: str) -> None:
     size = beat.stat().st_size
     time.sleep(1.0)
     assert beat.stat().st_size == size, "the agent's daemon kept running after the harness died"
+
+
+KILLED_WHILE_STARTING = """
+import subprocess, sys, time
+from autorl.types import Limits
+from autorl_sandbox_isolated.cgroups import AgentCgroup, join_command
+from autorl_sandbox_isolated.reaper import start_reaper
+cgroup = AgentCgroup(sys.argv[1], Limits(pids=64))
+procs = cgroup.create()
+start_reaper(cgroup.dirs)
+stray = subprocess.Popen(join_command(procs, ["sleep", "600"]), start_new_session=True)
+print(stray.pid, flush=True)
+time.sleep(600)
+"""
+"""A run that made its sandbox's cgroup and put a process in it that nothing else ties to the
+run (its own session, no parent-death signal): bwrap's child killed mid-setup, as one was in CI."""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cgroups need root here")
+def test_a_killed_runs_cgroup_is_emptied_and_removed_by_its_reaper(tmp_path: Path) -> None:
+    run_id = f"reaper-{tmp_path.name}"
+    run = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WHILE_STARTING, f"autorl-{run_id}-0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert run.stdout is not None
+    stray = psutil.Process(int(run.stdout.readline()))
+    assert stray.is_running() and stray.status() != "zombie"
+    run.kill()  # no cleanup of its own
+    run.wait()
+    assert cgroups_gone(run_id) == [], "the cgroup outlived its run"
+    assert _dead(stray), "a process of the killed run's sandbox is still running"
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root here")
+def test_killing_the_harness_leaves_no_cgroup(tmp_path: Path) -> None:
+    """kill -9 a harness whose agent has resource limits: the agent stops and the sandbox's
+    cgroup is removed (before the reaper, killed runs left them behind, empty)."""
+    run_id = f"killed-{tmp_path.name}"
+    script = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from autorl.types import Limits
+        from autorl_sandbox_isolated.sandbox import IsolatedSandbox
+        from autorl_testing.sandbox import DAEMON, sandbox_request
+        request = sandbox_request(Path({str(tmp_path)!r}), DAEMON, limits=Limits(pids=64),
+                                  run_id={run_id!r})
+        print(IsolatedSandbox().start(request).pid, flush=True)
+        time.sleep(600)
+        """
+    )
+    harness = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert harness.stdout is not None and harness.stdout.readline().strip()
+    _wait_for(tmp_path / "run" / "workspace" / "heartbeat")
+    harness.kill()
+    harness.wait()
+    assert cgroups_gone(run_id) == [], "the sandbox's cgroup outlived the harness"
 
 
 def test_gpu_agents_get_the_driver_libraries_and_nothing_else(

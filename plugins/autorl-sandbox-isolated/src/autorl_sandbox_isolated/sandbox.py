@@ -40,6 +40,7 @@ from autorl.errors import ConfigError
 from autorl.types import SandboxRequest
 from autorl_sandbox_isolated import supervisor as supervisor_module
 from autorl_sandbox_isolated.cgroups import AgentCgroup, join_command
+from autorl_sandbox_isolated.reaper import Reaper, start_reaper
 
 INSTALL_HINT = (
     "install bubblewrap: `apt-get install -y bubblewrap` (Debian/Ubuntu), "
@@ -165,10 +166,12 @@ class IsolatedProcess:
         cgroup: AgentCgroup,
         info_fd: int,
         grace: float,
+        reaper: Reaper | None = None,
     ) -> None:
         self._popen = popen
         self._log = log
         self._cgroup = cgroup
+        self._reaper = reaper
         self._info_fd = info_fd
         self.pid = popen.pid
         self.grace = grace
@@ -251,6 +254,8 @@ class IsolatedProcess:
         self._cgroup.kill_all()
         self.stats = self.usage()
         self._cgroup.remove()
+        if self._reaper is not None:
+            self._reaper.release()
         self._log.join()
 
 
@@ -337,6 +342,11 @@ class IsolatedSandbox:
         cgroup = AgentCgroup(f"autorl-{request.run_id or 'agent'}-{os.urandom(3).hex()}",
                              request.limits)  # fmt: skip
         procs = cgroup.create()
+        try:  # before bwrap: from here on the cgroup is emptied even if this run is killed
+            reaper = start_reaper(cgroup.dirs)
+        except OSError as exc:
+            cgroup.remove()
+            raise ConfigError(f"sandbox 'isolated' could not start its reaper: {exc}") from None
         log = LogPipe(request.log_path).start()
         try:
             popen = subprocess.Popen(
@@ -351,11 +361,13 @@ class IsolatedSandbox:
             )
         except OSError as exc:
             cgroup.remove()
+            if reaper is not None:
+                reaper.release()
             raise ConfigError(f"sandbox 'isolated' could not start bwrap: {exc}") from None
         finally:
             log.close_writer()
             os.close(info_write)
-        return IsolatedProcess(popen, log, cgroup, info_read, self.grace_seconds)
+        return IsolatedProcess(popen, log, cgroup, info_read, self.grace_seconds, reaper)
 
     # pieces -----------------------------------------------------------------------------------
 

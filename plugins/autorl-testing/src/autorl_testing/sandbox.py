@@ -6,7 +6,10 @@ the same stubborn process tree and the same harness-death scenario for every san
 
 from __future__ import annotations
 
+import os
 import textwrap
+import time
+from collections.abc import Collection
 from pathlib import Path
 
 from autorl.types import AgentLaunch, Limits, SandboxRequest
@@ -92,3 +95,26 @@ def sandbox_request(
         limits=limits or Limits(),
         run_id=run_id,
     )
+
+
+def sandbox_cgroups(run_id: str = "") -> list[Path]:
+    """The cgroup directories of ``run_id``'s isolated sandboxes still on this machine (named
+    ``autorl-<run id>-<random>``; every run's without one), in every v1 controller or the v2
+    hierarchy."""
+    prefix = f"autorl-{run_id}-" if run_id else "autorl-"
+    found = []
+    for dirpath, dirnames, _ in os.walk("/sys/fs/cgroup"):
+        found += [Path(dirpath, d) for d in dirnames if d.startswith(prefix)]
+    return found
+
+
+def cgroups_gone(run_id: str, before: Collection[Path] = (), timeout: float = 15.0) -> list[Path]:
+    """Wait until ``run_id``'s sandbox cgroups (other than those ``before`` the run, which an
+    older version or another test may have left) are removed; those still there after
+    ``timeout`` (a killed run's reaper needs a moment)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [p for p in sandbox_cgroups(run_id) if p not in before]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)
