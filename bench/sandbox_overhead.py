@@ -1,18 +1,21 @@
 """What isolation costs: sandbox start-up and a whole tiny run, per sandbox, as ratios to ``local``.
 
 Start-up: from ``sandbox.start()`` to the agent's first output line (the agent runtime's
-Python printing one line), median of ``--starts``. Run: ``autorl run --model tiny`` on a small
-gsm8k split with the scripted agent (same seed and budget in every sandbox), wall time of the
-whole run, median of ``--runs``. Sandboxes that cannot run here (no bubblewrap, no Docker
-engine) are reported as skipped with the reason, never silently replaced.
+Python printing one line), median of ``--starts``; when root, with a memory and a pids limit
+as a run has by default (a cgroup and, in ``isolated``, its reaper process). Run: ``autorl run
+--model tiny`` on a small gsm8k split with the scripted agent (same seed and budget in every
+sandbox), wall time of the whole run, median of ``--runs``. Sandboxes that cannot run here (no
+bubblewrap, no Docker engine) are reported as skipped with the reason, never silently
+replaced.
 
-    python bench/sandbox_overhead.py [--sandboxes local,isolated,docker] [--json out.json]
+    python bench/sandbox_overhead.py [--sandboxes local,isolated,docker] [--no-limits] [--json F]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
 import subprocess
 import sys
@@ -24,10 +27,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from benchlib import write_json
 
+from autorl.types import Limits
+
+RUN_LIMITS = Limits(memory_bytes=8 * 1024**3, pids=4096)
+"""Limits like a run's ``[limits]`` defaults (pids 4096, memory 75 % of the machine): the
+start-up pays for the cgroup, not for its values."""
+
 AUTORL = str(Path(sys.executable).parent / "autorl")
 
 
-def start_seconds(name: str, starts: int, workdir: Path) -> list[float]:
+def start_seconds(name: str, starts: int, workdir: Path, limits: Limits) -> list[float]:
     from autorl_sandbox_common.runtime import build_runtime
 
     from autorl.registry import get_registry
@@ -48,6 +57,7 @@ def start_seconds(name: str, starts: int, workdir: Path) -> list[float]:
             log_path=log,
             state_dir=run / "sandbox",
             read_only=runtime.read_only,
+            limits=limits,
             run_id=f"bench-{i}",
         )
         started = time.monotonic()
@@ -102,11 +112,15 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--budget", default="45")
     parser.add_argument("--no-runs", action="store_true", help="start-up only")
+    parser.add_argument("--no-limits", action="store_true", help="start without a cgroup")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     from autorl.errors import AutorlError
 
-    summary: dict[str, Any] = {"sandboxes": {}}
+    limited = not args.no_limits and os.geteuid() == 0
+    limits = RUN_LIMITS if limited else Limits()
+    print(f"start-up {'with' if limited else 'without'} a run's resource limits")
+    summary: dict[str, Any] = {"sandboxes": {}, "start_with_limits": limited}
     with contextlib.ExitStack() as stack:
         if "docker" in args.sandboxes.split(","):
             stack.enter_context(docker_engine())
@@ -115,7 +129,7 @@ def main() -> int:
         for name in args.sandboxes.split(","):
             row: dict[str, Any] = {}
             try:
-                starts = start_seconds(name, args.starts, workdir)
+                starts = start_seconds(name, args.starts, workdir, limits)
                 row["start_s"] = statistics.median(starts)
                 if not args.no_runs:
                     row["run_s"] = statistics.median(
