@@ -9,13 +9,20 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import psutil
 import pytest
 from autorl_sandbox_isolated.sandbox import IsolatedSandbox, bwrap_path
 from autorl_sandbox_local.sandbox import LocalSandbox
-from autorl_testing.sandbox import HARNESS, STUBBORN, cgroups_gone, sandbox_request
+from autorl_testing.sandbox import (
+    HARNESS,
+    STUBBORN,
+    cgroups_gone,
+    sandbox_cgroups,
+    sandbox_request,
+)
 
 from autorl.types import Limits, SandboxRequest
 
@@ -201,36 +208,87 @@ def test_agent_dies_with_the_harness(tmp_path: Path, sandbox: str) -> None:
 
 
 KILLED_WHILE_STARTING = """
-import subprocess, sys, time
+import os, subprocess, sys, time
+from pathlib import Path
 from autorl.types import Limits
 from autorl_sandbox_isolated.cgroups import AgentCgroup, join_command
 from autorl_sandbox_isolated.reaper import start_reaper
 cgroup = AgentCgroup(sys.argv[1], Limits(pids=64))
 procs = cgroup.create()
-start_reaper(cgroup.dirs)
+start_reaper(cgroup.dirs, Path(sys.argv[2]))
 stray = subprocess.Popen(join_command(procs, ["sleep", "600"]), start_new_session=True)
-print(stray.pid, flush=True)
+holder = os.fork()  # keeps the run's end of the reaper's pipe open after the run dies
+if holder == 0:
+    time.sleep(600)
+    os._exit(0)
+print(stray.pid, holder, flush=True)
 time.sleep(600)
 """
 """A run that made its sandbox's cgroup and put a process in it that nothing else ties to the
-run (its own session, no parent-death signal): bwrap's child killed mid-setup, as one was in CI."""
+run (its own session, no parent-death signal: bwrap's child killed mid-setup, as one was in
+CI), and forked a child that holds its end of the reaper's pipe."""
+
+
+def _in_cgroup(pid: int, run_id: str) -> bool:
+    return any(
+        str(pid) in (d / "cgroup.procs").read_text().split() for d in sandbox_cgroups(run_id)
+    )
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="cgroups need root here")
 def test_a_killed_runs_cgroup_is_emptied_and_removed_by_its_reaper(tmp_path: Path) -> None:
-    run_id = f"reaper-{tmp_path.name}"
+    run_id = f"reaper-{uuid.uuid4().hex[:12]}"
     run = subprocess.Popen(
-        [sys.executable, "-c", KILLED_WHILE_STARTING, f"autorl-{run_id}-0"],
+        [sys.executable, "-c", KILLED_WHILE_STARTING, f"autorl-{run_id}-0", tmp_path / "log"],
         stdout=subprocess.PIPE,
         text=True,
     )
     assert run.stdout is not None
-    stray = psutil.Process(int(run.stdout.readline()))
-    assert stray.is_running() and stray.status() != "zombie"
-    run.kill()  # no cleanup of its own
-    run.wait()
-    assert cgroups_gone(run_id) == [], "the cgroup outlived its run"
-    assert _dead(stray), "a process of the killed run's sandbox is still running"
+    stray_pid, holder_pid = map(int, run.stdout.readline().split())
+    stray, holder = psutil.Process(stray_pid), psutil.Process(holder_pid)
+    try:
+        deadline = time.monotonic() + 10
+        while not _in_cgroup(stray_pid, run_id):
+            assert time.monotonic() < deadline, "the stray process never joined the cgroup"
+            time.sleep(0.02)
+        run.kill()  # no cleanup of its own; its forked child keeps the pipe open
+        run.wait()
+        assert cgroups_gone(run_id) == [], "the cgroup outlived its run"
+        assert _dead(stray), "a process of the killed run's sandbox is still running"
+        assert not (tmp_path / "log").exists()  # the reaper had nothing to complain about
+    finally:
+        holder.kill()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cgroups need root here")
+def test_releasing_the_reaper_is_prompt_while_a_child_holds_its_pipe(tmp_path: Path) -> None:
+    """The run's cleanup tells its reaper to go with a byte, not by closing the pipe, so a
+    child the run forked (an engine's worker) does not keep the run waiting."""
+    run_id = f"release-{uuid.uuid4().hex[:12]}"
+    script = textwrap.dedent(
+        f"""
+        import os, time
+        from pathlib import Path
+        from autorl.types import Limits
+        from autorl_sandbox_isolated.cgroups import AgentCgroup
+        from autorl_sandbox_isolated.reaper import start_reaper
+        cgroup = AgentCgroup("autorl-{run_id}-0", Limits(pids=64))
+        cgroup.create()
+        reaper = start_reaper(cgroup.dirs, Path({str(tmp_path / "log")!r}))
+        holder = os.fork()
+        if holder == 0:
+            time.sleep(60)
+            os._exit(0)
+        started = time.monotonic()
+        reaper.release()
+        print(time.monotonic() - started, flush=True)
+        os.kill(holder, 9)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) < 3  # not the 10 s release() would wait for a stuck reaper
+    assert cgroups_gone(run_id, timeout=0) == []
 
 
 @needs_bwrap
@@ -238,7 +296,7 @@ def test_a_killed_runs_cgroup_is_emptied_and_removed_by_its_reaper(tmp_path: Pat
 def test_killing_the_harness_leaves_no_cgroup(tmp_path: Path) -> None:
     """kill -9 a harness whose agent has resource limits: the agent stops and the sandbox's
     cgroup is removed (before the reaper, killed runs left them behind, empty)."""
-    run_id = f"killed-{tmp_path.name}"
+    run_id = f"killed-{uuid.uuid4().hex[:12]}"
     script = textwrap.dedent(
         f"""
         import time
@@ -255,9 +313,11 @@ def test_killing_the_harness_leaves_no_cgroup(tmp_path: Path) -> None:
     harness = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert harness.stdout is not None and harness.stdout.readline().strip()
     _wait_for(tmp_path / "run" / "workspace" / "heartbeat")
+    assert sandbox_cgroups(run_id), "the sandbox made no cgroup: nothing tested"
     harness.kill()
     harness.wait()
     assert cgroups_gone(run_id) == [], "the sandbox's cgroup outlived the harness"
+    assert not (tmp_path / "run" / "reaper.log").exists()
 
 
 def test_gpu_agents_get_the_driver_libraries_and_nothing_else(

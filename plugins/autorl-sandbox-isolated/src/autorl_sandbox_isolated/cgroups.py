@@ -20,9 +20,10 @@ import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from autorl.errors import ConfigError
-from autorl.types import Limits
+if TYPE_CHECKING:  # standard library only at run time: the reaper imports this module
+    from autorl.types import Limits
 
 ROOT = Path("/sys/fs/cgroup")
 CPU_PERIOD_US = 100_000
@@ -87,6 +88,8 @@ class AgentCgroup:
             else:
                 raise OSError("no cgroup file system under /sys/fs/cgroup")
         except OSError as exc:
+            from autorl.errors import ConfigError
+
             self.remove()
             raise ConfigError(
                 f"cannot set the agent's resource limits ({', '.join(wanted)}): {exc}",
@@ -142,11 +145,7 @@ class AgentCgroup:
             (path / "cpu.max").write_text(f"{quota} {CPU_PERIOD_US}")
 
     def pids(self) -> list[int]:
-        found: set[int] = set()
-        for directory in self.dirs:
-            with contextlib.suppress(OSError):
-                found.update(int(p) for p in (directory / "cgroup.procs").read_text().split())
-        return sorted(found)
+        return cgroup_pids(self.dirs)
 
     def peak_memory(self) -> int | None:
         for directory in self.dirs:
@@ -171,21 +170,7 @@ class AgentCgroup:
 
     def kill_all(self, timeout: float = 5.0) -> None:
         """SIGKILL every process left in the cgroup until it is empty."""
-        if not self.dirs:
-            return
-        kill_file = self.dirs[0] / "cgroup.kill"
-        if kill_file.exists():
-            with contextlib.suppress(OSError):
-                kill_file.write_text("1")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            left = [p for p in self.pids() if p != os.getpid()]
-            if not left:
-                return
-            for pid in left:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.05)
+        kill_cgroup(self.dirs, timeout)
 
     def remove(self) -> None:
         for directory in reversed(self.dirs):
@@ -198,6 +183,34 @@ class AgentCgroup:
                 except OSError:
                     time.sleep(0.05)
         self.dirs = []
+
+
+def cgroup_pids(dirs: list[Path]) -> list[int]:
+    """The processes in the cgroup ``dirs`` (one per v1 controller, or the v2 one)."""
+    found: set[int] = set()
+    for directory in dirs:
+        with contextlib.suppress(OSError):
+            found.update(int(p) for p in (directory / "cgroup.procs").read_text().split())
+    return sorted(found)
+
+
+def kill_cgroup(dirs: list[Path], timeout: float = 5.0) -> None:
+    """SIGKILL every process in the cgroup ``dirs`` until it is empty (or ``timeout``)."""
+    if not dirs:
+        return
+    kill_file = dirs[0] / "cgroup.kill"
+    if kill_file.exists():
+        with contextlib.suppress(OSError):
+            kill_file.write_text("1")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = [p for p in cgroup_pids(dirs) if p != os.getpid()]
+        if not left:
+            return
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
 
 
 def join_command(procs: list[Path], argv: list[str]) -> list[str]:

@@ -309,6 +309,45 @@ class IsolatedSandbox:
         """Start the agent; call it from a thread that lives as long as the run (bwrap's
         parent-death signal follows the thread that forked it)."""
         self.check()
+        cgroup = AgentCgroup(f"autorl-{request.run_id or 'agent'}-{os.urandom(3).hex()}",
+                             request.limits)  # fmt: skip
+        procs = cgroup.create()
+        reaper: Reaper | None = None
+        info_read, info_write = os.pipe()
+        try:
+            # before bwrap: from its start on the cgroup is emptied even if this run is killed
+            reaper = start_reaper(cgroup.dirs, request.log_path.with_name("reaper.log"))
+            argv = self._prepare(request, info_write)
+            if reaper is not None:
+                reaper.ready()
+            log = LogPipe(request.log_path).start()
+            try:
+                popen = subprocess.Popen(
+                    join_command(procs, argv),
+                    cwd="/",
+                    env={"PATH": BASE_PATH},
+                    stdin=subprocess.DEVNULL,
+                    stdout=log.write_fd,
+                    stderr=log.write_fd,
+                    pass_fds=(info_write,),
+                    start_new_session=True,
+                )
+            finally:
+                log.close_writer()
+        except BaseException as exc:
+            cgroup.remove()
+            if reaper is not None:
+                reaper.release()
+            os.close(info_read)
+            if isinstance(exc, OSError):
+                raise ConfigError(f"sandbox 'isolated' could not start: {exc}") from None
+            raise
+        finally:
+            os.close(info_write)
+        return IsolatedProcess(popen, log, cgroup, info_read, self.grace_seconds, reaper)
+
+    def _prepare(self, request: SandboxRequest, info_fd: int) -> list[str]:
+        """Hand the workspace over, write the supervisor and its settings; bwrap's argv."""
         state = request.state_dir
         state.mkdir(parents=True, exist_ok=True)
         os.chmod(state, 0o755)
@@ -337,37 +376,7 @@ class IsolatedSandbox:
             ),
         )
         passwd, group = self.identity_files(state, request, ids)
-        info_read, info_write = os.pipe()
-        argv = self._argv(request, supervisor, settings, passwd, group, info_write)
-        cgroup = AgentCgroup(f"autorl-{request.run_id or 'agent'}-{os.urandom(3).hex()}",
-                             request.limits)  # fmt: skip
-        procs = cgroup.create()
-        try:  # before bwrap: from here on the cgroup is emptied even if this run is killed
-            reaper = start_reaper(cgroup.dirs)
-        except OSError as exc:
-            cgroup.remove()
-            raise ConfigError(f"sandbox 'isolated' could not start its reaper: {exc}") from None
-        log = LogPipe(request.log_path).start()
-        try:
-            popen = subprocess.Popen(
-                join_command(procs, argv),
-                cwd="/",
-                env={"PATH": BASE_PATH},
-                stdin=subprocess.DEVNULL,
-                stdout=log.write_fd,
-                stderr=log.write_fd,
-                pass_fds=(info_write,),
-                start_new_session=True,
-            )
-        except OSError as exc:
-            cgroup.remove()
-            if reaper is not None:
-                reaper.release()
-            raise ConfigError(f"sandbox 'isolated' could not start bwrap: {exc}") from None
-        finally:
-            log.close_writer()
-            os.close(info_write)
-        return IsolatedProcess(popen, log, cgroup, info_read, self.grace_seconds, reaper)
+        return self._argv(request, supervisor, settings, passwd, group, info_fd)
 
     # pieces -----------------------------------------------------------------------------------
 
