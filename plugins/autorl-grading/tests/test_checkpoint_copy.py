@@ -44,7 +44,7 @@ def test_an_oversized_checkpoint_is_refused_before_anything_is_copied(ws: Path) 
     started = time.monotonic()
     with pytest.raises(CheckpointError) as info:
         copy_checkpoint(source, dest, ws, max_bytes=4 * 2**20 + 256 * 2**20, base_bytes=2**20)
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 5  # reading 10 GiB would take far longer
     assert str(info.value).startswith(
         "checkpoint is 10.0 GiB, far larger than the base model (1.0 MiB): limit 260.0 MiB"
     )
@@ -81,7 +81,7 @@ def test_a_sparse_file_stays_sparse_and_its_data_is_copied(ws: Path) -> None:
     with weights.open("rb") as fh:
         assert head == fh.read(4096)
     assert middle == b"middle" * 1000 and after == bytes(4096)
-    assert elapsed < 2
+    assert elapsed < 5  # the hole is skipped, not read (st_blocks above: not written)
     check_safetensors(copied)
 
 
@@ -110,7 +110,7 @@ def test_a_fifo_is_refused_at_once(ws: Path, tmp_path: Path) -> None:
     started = time.monotonic()
     with pytest.raises(CheckpointError, match=r"vocab\.txt' is a named pipe \(FIFO\)"):
         copy_checkpoint(ckpt, tmp_path / "dest", ws)
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 10  # opening the FIFO would block for ever
 
 
 def test_a_device_is_refused(ws: Path, tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_a_fifo_swapped_in_after_the_check_is_refused_without_blocking(ws: Path)
             _open_confined(root_fd, root, planned["tokenizer.json"])
     finally:
         os.close(root_fd)
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 10  # opening the FIFO would block for ever
 
 
 SWAPPER = """

@@ -44,7 +44,7 @@ def test_a_declared_100_mb_body_gets_413_before_it_is_sent(grader: LiveGrader) -
     print(f"\n413 for a declared 100 MB body after {seconds * 1000:.0f} ms")
     assert answer.startswith(b"HTTP/1.1 413 ")
     assert MARKER.encode() not in answer
-    assert seconds < 1
+    assert seconds < 5  # not waiting for a body that never comes
 
 
 def test_a_100_mb_json_body_is_refused_quickly_and_logs_nothing_large(

@@ -169,7 +169,7 @@ def test_hash_tree_never_follows_a_link_out_of_the_tree_nor_waits_on_a_fifo(
     os.mkfifo(base / "pipe")
     started = time.monotonic()
     before = hash_tree(base)
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 10  # opening the FIFO would block for ever
     outside.write_text('{"changed": true}')
     assert hash_tree(base) == before  # not read: only the link's text counts
     assert hash_tree(base, follow_links_within=tmp_path) != before  # a hub cache's blobs

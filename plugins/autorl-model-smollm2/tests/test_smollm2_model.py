@@ -122,7 +122,7 @@ def test_concurrent_materialize_converts_once_and_answers(
 
     started = time.time()
     info = smol.SmolLM2Model().materialize(cache)
-    assert time.time() - started < 1.0, "a warm materialize must not convert again"
+    assert time.time() - started < 10, "a warm materialize must not convert again (~40 s)"
     assert str(info.path) in paths
     source = json.loads((info.path / smol.MARKER).read_text())
     assert source["source"] == f"${GGUF_ENV}"
