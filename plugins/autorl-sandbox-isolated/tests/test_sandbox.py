@@ -46,6 +46,27 @@ def _wait_for(path: Path, timeout: float = 20) -> None:
         time.sleep(0.05)
 
 
+@pytest.fixture
+def cgroups() -> None:
+    """Skip where the harness gets no cgroup to limit the agent in (GPU hosts often give root
+    none; the lent H200 did not delegate pids or memory); fail there under
+    ``AUTORL_REQUIRE_SANDBOXES``, as in CI."""
+    from autorl_sandbox_isolated.cgroups import AgentCgroup
+
+    from autorl.errors import ConfigError
+
+    if os.geteuid() != 0:
+        pytest.skip("cgroups need root here")
+    probe = AgentCgroup(f"autorl-probe-{uuid.uuid4().hex[:12]}", Limits(pids=64))
+    try:
+        probe.create()
+    except ConfigError as exc:
+        if os.environ.get("AUTORL_REQUIRE_SANDBOXES"):
+            pytest.fail(f"AUTORL_REQUIRE_SANDBOXES is set but {exc}")
+        pytest.skip(str(exc))
+    probe.remove()
+
+
 def _dead(proc: psutil.Process) -> bool:
     """Gone, or a zombie left for init to reap."""
     try:
@@ -160,8 +181,7 @@ def test_isolated_boundary(tmp_path: Path) -> None:
 
 
 @needs_bwrap
-@pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root here")
-def test_isolated_limits_memory_and_processes(tmp_path: Path) -> None:
+def test_isolated_limits_memory_and_processes(tmp_path: Path, cgroups: None) -> None:
     code = textwrap.dedent(
         """
         import json, subprocess, sys
@@ -235,8 +255,9 @@ def _in_cgroup(pid: int, run_id: str) -> bool:
     )
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="cgroups need root here")
-def test_a_killed_runs_cgroup_is_emptied_and_removed_by_its_reaper(tmp_path: Path) -> None:
+def test_a_killed_runs_cgroup_is_emptied_and_removed_by_its_reaper(
+    tmp_path: Path, cgroups: None
+) -> None:
     run_id = f"reaper-{uuid.uuid4().hex[:12]}"
     run = subprocess.Popen(
         [sys.executable, "-c", KILLED_WHILE_STARTING, f"autorl-{run_id}-0", tmp_path / "log"],
@@ -260,8 +281,9 @@ def test_a_killed_runs_cgroup_is_emptied_and_removed_by_its_reaper(tmp_path: Pat
         holder.kill()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="cgroups need root here")
-def test_releasing_the_reaper_is_prompt_while_a_child_holds_its_pipe(tmp_path: Path) -> None:
+def test_releasing_the_reaper_is_prompt_while_a_child_holds_its_pipe(
+    tmp_path: Path, cgroups: None
+) -> None:
     """The run's cleanup tells its reaper to go with a byte, not by closing the pipe, so a
     child the run forked (an engine's worker) does not keep the run waiting."""
     run_id = f"release-{uuid.uuid4().hex[:12]}"
@@ -292,8 +314,7 @@ def test_releasing_the_reaper_is_prompt_while_a_child_holds_its_pipe(tmp_path: P
 
 
 @needs_bwrap
-@pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need root here")
-def test_killing_the_harness_leaves_no_cgroup(tmp_path: Path) -> None:
+def test_killing_the_harness_leaves_no_cgroup(tmp_path: Path, cgroups: None) -> None:
     """kill -9 a harness whose agent has resource limits: the agent stops and the sandbox's
     cgroup is removed (before the reaper, killed runs left them behind, empty)."""
     run_id = f"killed-{uuid.uuid4().hex[:12]}"
@@ -338,7 +359,8 @@ def test_gpu_agents_get_the_driver_libraries_and_nothing_else(
         outside = tmp_path / "lib"
         outside.mkdir()
         (outside / "libcuda.so.1").write_bytes(b"")
-        variable = f"{outside}:/usr/lib:{driver}:relative:{driver}"
+        # /usr/share: visible, without the driver (/usr/lib held the real one on the lent H200)
+        variable = f"{outside}:/usr/share:{driver}:relative:{driver}"
         assert gpu_library_dirs({"LD_LIBRARY_PATH": variable}) == [str(driver)]
         assert gpu_library_dirs({}) == []
         sandbox = IsolatedSandbox()
@@ -351,3 +373,31 @@ def test_gpu_agents_get_the_driver_libraries_and_nothing_else(
         import shutil
 
         shutil.rmtree(driver, ignore_errors=True)
+
+
+def test_a_cgroup_v2_host_without_delegated_controllers_gets_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lent H200 (cgroup v2) gave the harness's cgroup no pids or memory controller; the
+    kernel then answers "No such file or directory", which told the user nothing. This v1
+    machine cannot host a v2 hierarchy with controllers, so a directory stands in for
+    ``/sys/fs/cgroup`` with what that host showed."""
+    from autorl_sandbox_isolated import cgroups as module
+
+    from autorl.errors import ConfigError
+
+    own = tmp_path / "process_api" / "job"
+    own.mkdir(parents=True)
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (own / "cgroup.controllers").write_text("cpuset cpu io\n")
+    monkeypatch.setattr(module, "ROOT", tmp_path)
+    monkeypatch.setattr(module, "_own_paths", lambda: {"": "/process_api/job"})
+    cgroup = module.AgentCgroup("autorl-v2", Limits(memory_bytes=2**30, pids=64))
+    with pytest.raises(ConfigError) as info:
+        cgroup.create()
+    assert "the memory, pids controller(s) are not delegated to this process's cgroup" in str(
+        info.value
+    )
+    assert "(it has: cpuset, cpu, io)" in str(info.value)
+    assert 'pids = "none"' in info.value.hint  # how to run without them
+    assert not (own / "harness").exists()  # nothing moved before the refusal

@@ -122,6 +122,14 @@ class AgentCgroup:
 
     def _create_v2(self, wanted: list[str]) -> None:
         own = ROOT / _own_paths().get("", "/").lstrip("/")
+        available = (own / "cgroup.controllers").read_text().split()
+        missing = [c for c in wanted if c not in available]
+        if missing:  # the kernel would answer "No such file or directory"
+            raise OSError(
+                f"the {', '.join(missing)} controller(s) are not delegated to this process's "
+                f"cgroup {own} (it has: {', '.join(available) or 'none'}); its parent's "
+                "cgroup.subtree_control must enable them"
+            )
         if own != ROOT:
             leaf = own / "harness"
             leaf.mkdir(exist_ok=True)
