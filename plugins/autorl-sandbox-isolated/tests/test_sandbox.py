@@ -302,6 +302,7 @@ def test_releasing_the_reaper_is_prompt_while_a_child_holds_its_pipe(
             time.sleep(60)
             os._exit(0)
         started = time.monotonic()
+        cgroup.remove()  # what the run's own cleanup does first
         reaper.release()
         print(time.monotonic() - started, flush=True)
         os.kill(holder, 9)
@@ -311,6 +312,22 @@ def test_releasing_the_reaper_is_prompt_while_a_child_holds_its_pipe(
     assert done.returncode == 0, done.stderr
     assert float(done.stdout) < 3  # not the 10 s release() would wait for a stuck reaper
     assert cgroups_gone(run_id, timeout=0) == []
+
+
+@needs_bwrap
+def test_an_agent_with_limits_is_cleaned_up_promptly(tmp_path: Path, cgroups: None) -> None:
+    """The normal end: the run empties and removes the cgroup, then releases its reaper, which
+    finds nothing left to do (it once waited for the cgroup it could not find, 10 s a run)."""
+    limits = Limits(memory_bytes=2 * 1024**3, pids=64)
+    run_id = f"ends-{uuid.uuid4().hex[:12]}"
+    proc = IsolatedSandbox().start(sandbox_request(tmp_path, "print('hi')", limits=limits,
+                                                   run_id=run_id))  # fmt: skip
+    assert sandbox_cgroups(run_id)
+    started = time.monotonic()
+    assert proc.wait(60) == 0
+    assert time.monotonic() - started < 5
+    assert sandbox_cgroups(run_id) == []
+    assert not (tmp_path / "run" / "reaper.log").exists()
 
 
 @needs_bwrap

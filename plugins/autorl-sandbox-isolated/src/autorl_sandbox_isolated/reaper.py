@@ -55,11 +55,12 @@ def reap(dirs: list[Path], deadline_s: float = REMOVE_S) -> list[Path]:
     while left and time.monotonic() < deadline:
         kill_cgroup(left, timeout=1.0)
         for directory in list(left):
-            with contextlib.suppress(FileNotFoundError):
-                try:
-                    directory.rmdir()
-                except OSError:  # a process joined after the kill: kill again
-                    continue
+            try:
+                directory.rmdir()
+            except FileNotFoundError:  # the run removed it itself
+                pass
+            except OSError:  # a process joined after the kill: kill again
+                continue
             left.remove(directory)
         if left:
             time.sleep(0.05)
