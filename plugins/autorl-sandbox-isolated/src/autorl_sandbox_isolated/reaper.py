@@ -20,6 +20,7 @@ side is :func:`start_reaper`)::
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
 import sys
@@ -59,8 +60,10 @@ def reap(dirs: list[Path], deadline_s: float = REMOVE_S) -> list[Path]:
                 directory.rmdir()
             except FileNotFoundError:  # the run removed it itself
                 pass
-            except OSError:  # a process joined after the kill: kill again
-                continue
+            except OSError as exc:
+                if exc.errno == errno.EBUSY:  # a process joined after the kill: kill again
+                    continue
+                raise  # anything else will not pass by retrying
             left.remove(directory)
         if left:
             time.sleep(0.05)
@@ -72,7 +75,8 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     run_pid, log_path, dirs = int(argv[0]), Path(argv[1]), [Path(d) for d in argv[2:]]
-    os.write(1, READY)
+    with contextlib.suppress(OSError):  # the run may already be gone: reap all the same
+        os.write(1, READY)
     try:
         wait_for_the_run(0, run_pid)
         left = reap(dirs)
@@ -127,9 +131,10 @@ class Reaper:
             self._popen.stdout.close()
         try:
             self._popen.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self._popen.kill()
-            self._popen.wait()
+        except subprocess.TimeoutExpired:  # still emptying a stubborn cgroup: let it finish
+            import threading  # (and log) on its own; a thread collects its exit status
+
+            threading.Thread(target=self._popen.wait, name="autorl-reaper", daemon=True).start()
 
 
 def start_reaper(dirs: list[Path], log_path: Path) -> Reaper | None:
@@ -151,7 +156,7 @@ def start_reaper(dirs: list[Path], log_path: Path) -> Reaper | None:
             stderr=subprocess.DEVNULL,  # never the run's own output: it must not hold it open
             start_new_session=True,
         )  # fmt: skip
-    except OSError:
+    except BaseException:
         os.close(write_fd)
         raise
     finally:

@@ -250,13 +250,15 @@ class IsolatedProcess:
         if self._finished:
             return
         self._finished = True
-        self._read_info()
-        self._cgroup.kill_all()
-        self.stats = self.usage()
-        self._cgroup.remove()
-        if self._reaper is not None:
-            self._reaper.release()
-        self._log.join()
+        try:
+            self._read_info()
+            self._cgroup.kill_all()
+            self.stats = self.usage()
+            self._cgroup.remove()
+        finally:
+            if self._reaper is not None:
+                self._reaper.release()
+            self._log.join()
 
 
 class IsolatedSandbox:
@@ -311,9 +313,14 @@ class IsolatedSandbox:
         self.check()
         cgroup = AgentCgroup(f"autorl-{request.run_id or 'agent'}-{os.urandom(3).hex()}",
                              request.limits)  # fmt: skip
-        procs = cgroup.create()
-        reaper: Reaper | None = None
         info_read, info_write = os.pipe()
+        try:
+            procs = cgroup.create()
+        except BaseException:
+            os.close(info_read)
+            os.close(info_write)
+            raise
+        reaper: Reaper | None = None
         try:
             # before bwrap: from its start on the cgroup is emptied even if this run is killed
             reaper = start_reaper(cgroup.dirs, request.log_path.with_name("reaper.log"))
