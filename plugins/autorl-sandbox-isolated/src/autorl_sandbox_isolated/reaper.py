@@ -42,10 +42,8 @@ READY = b"ready\n"
 
 def wait_for_the_run(fd: int, run_pid: int) -> None:
     """Return once the run wrote to the pipe, closed it, or is gone."""
-    poller = select.poll()  # not select.select: the descriptor may be above 1023 elsewhere
-    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
     while os.getppid() == run_pid:
-        if poller.poll(POLL_S * 1000):
+        if _readable(fd, POLL_S):
             return
 
 
@@ -165,8 +163,10 @@ def start_reaper(dirs: list[Path], log_path: Path) -> Reaper | None:
 
 
 def _readable(fd: int, timeout: float) -> bool:
+    """Data, end of file or an error on ``fd`` within ``timeout`` seconds (poll, not select:
+    the descriptor may be above 1023)."""
     poller = select.poll()
-    poller.register(fd, select.POLLIN | select.POLLHUP)
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
     return bool(poller.poll(timeout * 1000))
 
 

@@ -323,7 +323,10 @@ class IsolatedSandbox:
         reaper: Reaper | None = None
         try:
             # before bwrap: from its start on the cgroup is emptied even if this run is killed
-            reaper = start_reaper(cgroup.dirs, request.log_path.with_name("reaper.log"))
+            try:
+                reaper = start_reaper(cgroup.dirs, request.log_path.with_name("reaper.log"))
+            except OSError as exc:
+                raise ConfigError(f"sandbox 'isolated' could not start its reaper: {exc}") from None
             argv = self._prepare(request, info_write)
             if reaper is not None:
                 reaper.ready()
@@ -339,15 +342,15 @@ class IsolatedSandbox:
                     pass_fds=(info_write,),
                     start_new_session=True,
                 )
+            except OSError as exc:
+                raise ConfigError(f"sandbox 'isolated' could not start bwrap: {exc}") from None
             finally:
                 log.close_writer()
-        except BaseException as exc:
+        except BaseException:  # preparing failed as before (its own error), or the above
             cgroup.remove()
             if reaper is not None:
                 reaper.release()
             os.close(info_read)
-            if isinstance(exc, OSError):
-                raise ConfigError(f"sandbox 'isolated' could not start: {exc}") from None
             raise
         finally:
             os.close(info_write)
