@@ -1,4 +1,4 @@
-"""Lockstep batched rollouts vs one episode at a time: same WebShop sessions, same model, one run.
+"""Lockstep batched rollouts vs one episode at a time: same eval sessions, same model, one run.
 
 Why: an interactive evaluation is hundreds of short generations, one per step of every episode.
 The ``rollout`` evaluator plays ``batch_size`` episodes in lockstep (one batched generation per
@@ -6,12 +6,17 @@ turn) and, on a CPU, computes the prompts' shared prefix (rules + worked example
 This measures what each buys on the current machine, with the real evaluator:
 
 1. ``lockstep``: batch ``--batch-size``, prefix cache on (the default configuration);
-2. ``one-at-a-time``: batch 1, prefix cache on;
-3. ``one-at-a-time, plain``: batch 1, plain ``generate`` (no prefix cache): the naive loop.
+2. ``fresh-cache``: the same, but each batch's keys/values laid out in newly allocated memory
+   (the decoder before it kept one storage for all batches: at ALFWorld's ~1,000-token prompts
+   that is gigabytes of page faults a turn);
+3. ``one-at-a-time``: batch 1, prefix cache on;
+4. ``plain``: batch 1, plain ``generate`` (no prefix cache): the naive loop.
 
     .venv/bin/python bench/rollout_throughput.py                        # tiny, 32 sessions, compact
     .venv/bin/python bench/rollout_throughput.py --model smollm2-135m --sessions 8
     .venv/bin/python bench/rollout_throughput.py --prompt react         # the reference prompt
+    .venv/bin/python bench/rollout_throughput.py --task alfworld --model smollm2-135m \
+        --sessions 16 --max-steps 10 --max-new-tokens 40 --modes lockstep,fresh-cache
 
 Greedy decoding: every mode must play the same actions; the script says whether they did.
 
@@ -21,8 +26,9 @@ language-model head counted apart) beside this machine's measured fp32 matrix-pr
 (``torch.mm`` of 2,048-square matrices on the same threads): the fraction says how far from the
 limit evaluation runs.
 The model comes from the registry (``autorl list model``), materialised into
-``$AUTORL_CACHE/models``; the sessions are the first ``--sessions`` eval sessions of the WebShop
-task prepared as a run prepares it (offline catalogue, ``--prompt`` style, ``--max-steps``).
+``$AUTORL_CACHE/models``; the sessions are the first ``--sessions`` eval sessions of the task
+(``--task``: WebShop on its offline catalogue in the ``--prompt`` style, or ALFWorld's shipped
+held-out games) prepared as a run prepares it, with ``--max-steps``.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ import argparse
 import json
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +53,37 @@ def prepared_webshop(cache: Path, prompt: str, max_steps: int) -> Any:
 
     options = {"prompt": prompt, "max_steps": max_steps}
     return WebShopTask().prepare(TaskContext(cache_dir=cache, options=options))
+
+
+def prepared_alfworld(cache: Path, sessions: int, max_steps: int) -> Any:
+    """ALFWorld's shipped held-out games as a run prepares them (the first ``sessions``)."""
+    from autorl_task_alfworld.task import AlfWorldTask
+
+    from autorl.types import TaskContext
+
+    options = {"eval_size": sessions, "max_steps": max_steps}
+    return AlfWorldTask().prepare(TaskContext(cache_dir=cache, options=options))
+
+
+@contextmanager
+def fresh_cache_each_batch() -> Iterator[None]:
+    """The evaluator's decoder, made to drop its key/value storage after every batch."""
+    from autorl_evaluator_rollout import evaluator
+    from autorl_evaluator_rollout.prefix_decoding import PrefixCachedDecoder
+
+    class Fresh(PrefixCachedDecoder):
+        def _batch(self, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return super()._batch(*args, **kwargs)
+            finally:
+                self._storage.clear()
+
+    original = evaluator.PrefixCachedDecoder
+    evaluator.PrefixCachedDecoder = Fresh
+    try:
+        yield
+    finally:
+        evaluator.PrefixCachedDecoder = original
 
 
 def play(model_dir: Path, prepared: Any, work: Path, **config: Any) -> dict[str, Any]:
@@ -112,6 +151,7 @@ def roofline(metrics: dict[str, Any], body: int, head: int, peak: float) -> dict
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="tiny", help="registry model name (default: tiny)")
+    parser.add_argument("--task", choices=("webshop", "alfworld"), default="webshop")
     parser.add_argument("--sessions", type=int, default=32, help="eval sessions (default 32)")
     parser.add_argument("--batch-size", type=int, default=16, help="lockstep batch (16)")
     parser.add_argument("--max-new-tokens", type=int, default=48, help="per reply (48)")
@@ -120,11 +160,15 @@ def main(argv: list[str] | None = None) -> int:
         "--prompt",
         choices=("compact", "react"),
         default="compact",
-        help="the task's prompt style: compact (offline default, ~280 tokens a step) or react "
+        help="WebShop's prompt style: compact (offline default, ~280 tokens a step) or react "
         "(the reference's one-shot ReAct prompt, ~1,000)",
     )
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--skip-plain", action="store_true", help="skip the plain baseline")
+    parser.add_argument(
+        "--modes",
+        default="lockstep,fresh-cache,one-at-a-time,plain",
+        help="comma-separated, lockstep first (default: all four)",
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
 
@@ -132,25 +176,34 @@ def main(argv: list[str] | None = None) -> int:
     if model_path is None:
         return 2
     common = {"max_new_tokens": args.max_new_tokens, "limit": args.sessions, "device": args.device}
-    modes = {
+    every = {
         "lockstep": {"batch_size": args.batch_size, "prefix_cache": True},
+        "fresh-cache": {"batch_size": args.batch_size, "prefix_cache": True},
         "one-at-a-time": {"batch_size": 1, "prefix_cache": True},
-        "one-at-a-time, plain": {"batch_size": 1, "prefix_cache": False},
+        "plain": {"batch_size": 1, "prefix_cache": False},
     }
-    if args.skip_plain:
-        del modes["one-at-a-time, plain"]
+    names = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not names or names[0] != "lockstep" or any(m not in every for m in names):
+        print(f"--modes: a comma-separated list starting with lockstep, of {', '.join(every)}")
+        return 2
+    modes = {name: every[name] for name in names}
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="rollout-bench-") as tmp:
-        prepared = prepared_webshop(Path(tmp) / "task", args.prompt, args.max_steps)
+        if args.task == "alfworld":
+            prepared = prepared_alfworld(Path(tmp) / "task", args.sessions, args.max_steps)
+        else:
+            prepared = prepared_webshop(Path(tmp) / "task", args.prompt, args.max_steps)
         for name, extra in modes.items():
             print(
                 f"{name}: batch {extra['batch_size']}, prefix cache {extra['prefix_cache']}...",
                 flush=True,
             )
-            results[name] = play(model_path, prepared, Path(tmp) / name, **common, **extra)
+            with fresh_cache_each_batch() if name == "fresh-cache" else nullcontext():
+                results[name] = play(model_path, prepared, Path(tmp) / name, **common, **extra)
     first = results["lockstep"]
     print(
-        f"\nmodel {args.model}, {args.sessions} WebShop eval sessions ({args.prompt} prompt), "
+        f"\nmodel {args.model}, {args.sessions} {args.task} eval sessions"
+        f"{f' ({args.prompt} prompt)' if args.task == 'webshop' else ''}, "
         f"max {args.max_steps} steps, {args.max_new_tokens} new tokens per reply, greedy"
     )
     print(
@@ -166,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     summary: dict[str, Any] = {
         "model": args.model,
+        "task": args.task,
         "sessions": args.sessions,
         "batch_size": args.batch_size,
         "max_new_tokens": args.max_new_tokens,
