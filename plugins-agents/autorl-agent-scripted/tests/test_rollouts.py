@@ -40,7 +40,7 @@ def test_greedy_replies_match_a_plain_decoding_of_each_prompt(webshop_workspace:
                 if token == eos:
                     break
         assert row.reply == ids[len(prompt) :]
-        assert row.last == prompt[-1] and row.prefix[0][0].shape[2] == len(prompt) - 1
+        assert row.last == prompt[-1] and row.prefix.length == len(prompt) - 1
 
 
 def test_kept_keys_and_values_score_replies_as_a_fresh_forward(webshop_workspace: Path) -> None:
@@ -114,6 +114,40 @@ def test_prefill_in_groups_gives_each_head_its_own_keys_and_values(webshop_works
         grouped = store.prefill_many(model, heads)
         for head, kv in zip(heads, grouped, strict=True):
             alone = rollouts._layers(rollouts.cache_of(model(input_ids=torch.tensor([head]))))
-            assert kv[0][0].shape[2] == len(head)
-            for (k, v), (k1, v1) in zip(kv, alone, strict=True):
+            assert kv.length == len(head)
+            for layer, (k1, v1) in enumerate(alone):
+                k, v = kv.layer(layer)
                 assert torch.allclose(k, k1, atol=1e-4) and torch.allclose(v, v1, atol=1e-4)
+
+
+def test_a_prompt_keeps_only_its_new_positions(webshop_workspace: Path) -> None:
+    """A turn's prompt extends the last one: its kept keys/values hold the last prompt's by
+    reference and copy only the new positions (kept whole, a GRPO batch of ALFWorld episodes
+    held ~15 GB); scored from the pieces, the replies get a fresh forward's log-probabilities."""
+    import interactive
+    import rollouts
+    import torch
+    from recipe_common import load_base
+
+    model, tokenizer = load_base(webshop_workspace / "models" / "base")
+    model.eval()
+    store = rollouts.PrefixStore()
+    first = [*range(40, 90), 5, 6]
+    later = [*first, 7, 8, 9, 10, 11]  # the next turn of the same episode
+    branch = [*first[:-2], 12, 13, 14]  # another action after the same first 50 tokens
+    batches = [[first, first], [later, branch]]
+    rows = []
+    for prompts in batches:
+        rows += rollouts.sample(
+            model, prompts, eos=tokenizer.eos_token_id, temperature=0, max_new_tokens=4, store=store
+        )
+    kept_first, grown, branched = rows[0].prefix, rows[2].prefix, rows[3].prefix
+    assert grown.pieces[0] is kept_first.pieces[0]  # held by reference, not copied
+    assert [p[0][0].shape[2] for p in grown.pieces] == [len(first) - 1, len(later) - len(first)]
+    assert branched.length == len(branch) - 1 and branched.pieces[-1][0][0].shape[2] == 2
+    assert branched.pieces[0][0][0].data_ptr() == kept_first.pieces[0][0][0].data_ptr()
+    pairs = [(p, r.reply) for p, r in zip([p for b in batches for p in b], rows, strict=True)]
+    with torch.no_grad():
+        kept = rollouts.cached_logprobs(model, rows)
+        fresh = interactive.action_logprobs(model, pairs)
+    assert kept.tolist() == pytest.approx(fresh.tolist(), abs=1e-4)

@@ -12,7 +12,11 @@ them all again. Here:
 - each prompt's keys and values (all but its last token) are kept with the turn, and the loss
   step runs only the last prompt token and the action with gradient over them
   (:func:`cached_logprobs`): the values are those of a fresh prefill under the same weights,
-  and the gradient is that of ``detach_prompt`` (none through the prompt's own activations).
+  and the gradient is that of ``detach_prompt`` (none through the prompt's own activations);
+- a prompt's keys and values are kept as pieces (:class:`Keys`): what it shares with a prompt
+  prefilled before (the rules, the turns an episode already played) by reference, and only its
+  own new positions as a copy. Kept whole, every turn held its whole prompt: a GRPO batch of 8
+  ALFWorld episodes (~800-token prompts, up to 50 turns) grew to ~15 GB and swapped.
 
 Standard library at import time; torch and transformers inside the functions.
 """
@@ -28,13 +32,50 @@ KV = list[tuple[Any, Any]]
 """Keys and values per layer, each ``[1, heads, length, head_dim]``."""
 
 
+@dataclass(frozen=True)
+class Keys:
+    """A prompt's keys/values as consecutive pieces (each a :data:`KV`); pieces are shared by
+    every prompt that starts with them, so a prompt costs only its own new positions."""
+
+    pieces: tuple[KV, ...]
+
+    @property
+    def length(self) -> int:
+        return sum(piece[0][0].shape[2] for piece in self.pieces)
+
+    def head(self, n: int) -> Keys:
+        """The first ``n`` positions (views of the pieces: nothing is copied)."""
+        out: list[KV] = []
+        for piece in self.pieces:
+            size = piece[0][0].shape[2]
+            if n <= 0:
+                break
+            out.append(piece if size <= n else [(k[:, :, :n], v[:, :, :n]) for k, v in piece])
+            n -= size
+        return Keys(tuple(out))
+
+    def then(self, piece: KV) -> Keys:
+        return Keys((*self.pieces, piece))
+
+    def layer(self, index: int) -> tuple[Any, Any]:
+        """Layer ``index``'s keys and values over all positions (concatenated when in pieces)."""
+        import torch
+
+        if len(self.pieces) == 1:
+            return self.pieces[0][index]
+        return (
+            torch.cat([piece[index][0] for piece in self.pieces], dim=2),
+            torch.cat([piece[index][1] for piece in self.pieces], dim=2),
+        )
+
+
 @dataclass
 class Sampled:
     """One row's reply and what the loss step needs to score it again."""
 
     reply: list[int]
     """The sampled token ids (up to and including the end-of-turn token, if reached)."""
-    prefix: KV
+    prefix: Keys
     """Keys/values of the prompt without its last token (shared between identical prompts)."""
     last: int
     """The prompt's last token: the first position the loss step runs with gradient."""
@@ -74,13 +115,13 @@ def _cache(kv: KV) -> Any:
     return DynamicCache(kv)
 
 
-def left_stacked(prefixes: list[KV]) -> tuple[Any, Any, list[int]]:
+def left_stacked(prefixes: list[Keys]) -> tuple[Any, Any, list[int]]:
     """One batch cache of the rows' prefixes, right-aligned (masked padding on the left: the
     positions were applied when the keys were computed, so padding shifts nothing); returns
     (cache, attention mask, lengths)."""
     import torch
 
-    lengths = [p[0][0].shape[2] for p in prefixes]
+    lengths = [p.length for p in prefixes]
     width = max(lengths)
     mask = torch.zeros((len(prefixes), width), dtype=torch.long)
     for row, n in enumerate(lengths):
@@ -88,18 +129,21 @@ def left_stacked(prefixes: list[KV]) -> tuple[Any, Any, list[int]]:
     return _cache(_stacked(prefixes, lengths, width)), mask, lengths
 
 
-def _stacked(prefixes: list[KV | None], lengths: list[int], width: int) -> KV:
+def _stacked(prefixes: list[Keys | None], lengths: list[int], width: int) -> KV:
     """Per-row keys/values as one batch, each row right-aligned in ``width`` positions (a row
     of length 0 is all padding)."""
-    first = next(p for p, n in zip(prefixes, lengths, strict=True) if n)
+    first = next(p for p, n in zip(prefixes, lengths, strict=True) if n).pieces[0]
     layers = []
     for layer, (k0, v0) in enumerate(first):
         keys = k0.new_zeros((len(prefixes), k0.shape[1], width, k0.shape[3]))
         values = v0.new_zeros((len(prefixes), v0.shape[1], width, v0.shape[3]))
         for row, (prefix, n) in enumerate(zip(prefixes, lengths, strict=True)):
-            if n:
-                keys[row, :, width - n :] = prefix[layer][0][0]
-                values[row, :, width - n :] = prefix[layer][1][0]
+            at = width - n
+            for piece in prefix.pieces if n else ():
+                k, v = piece[layer]
+                keys[row, :, at : at + k.shape[2]] = k[0]
+                values[row, :, at : at + v.shape[2]] = v[0]
+                at += k.shape[2]
         layers.append((keys, values))
     return layers
 
@@ -117,9 +161,9 @@ class PrefixStore:
     actions two episodes took alike)."""
 
     def __init__(self) -> None:
-        self.heads: list[tuple[list[int], KV]] = []
+        self.heads: list[tuple[list[int], Keys]] = []
 
-    def longest(self, head: list[int]) -> tuple[int, KV | None]:
+    def longest(self, head: list[int]) -> tuple[int, Keys | None]:
         """The longest stored prefix of ``head`` (leaving at least its last token to run)."""
         shared, reuse = 0, None
         for tokens, kv in self.heads:
@@ -128,11 +172,11 @@ class PrefixStore:
                 shared, reuse = n, kv
         return min(shared, len(head) - 1), reuse
 
-    def prefill(self, model: Any, head: list[int]) -> KV:
+    def prefill(self, model: Any, head: list[int]) -> Keys:
         """Keys/values of ``head``, computed past the longest prefix already stored."""
         return self.prefill_many(model, [head])[0]
 
-    def prefill_many(self, model: Any, heads: list[list[int]]) -> list[KV]:
+    def prefill_many(self, model: Any, heads: list[list[int]]) -> list[Keys]:
         """Keys/values of each head: a prefix all of them share runs once, then each head's
         rest past its longest stored prefix, in groups of similar length (one forward pass a
         group, each row at its own positions over its own prefix)."""
@@ -162,11 +206,12 @@ class PrefixStore:
 
 
 def _prefill_group(
-    model: Any, heads: list[list[int]], plans: list[tuple[int, KV | None]]
-) -> list[KV]:
+    model: Any, heads: list[list[int]], plans: list[tuple[int, Keys | None]]
+) -> list[Keys]:
     """One forward pass over several heads' rests, each over its own stored prefix; row ``i``
     is ``[padding][prefix i][padding][rest i]`` (padding masked), so its keys and values are
-    those of the head prefilled alone."""
+    those of the head prefilled alone: the stored prefix's pieces, then the rest's (copied out
+    of the batch, which is freed)."""
     import torch
 
     device = model.device
@@ -182,10 +227,8 @@ def _prefill_group(
         positions[row, span - len(rest) :] = torch.arange(start, start + len(rest))
         mask[row, width - start : width] = 1
         mask[row, width + span - len(rest) :] = 1
-    past = None
-    if width:
-        prefixes = [[(k[:, :, :n], v[:, :, :n]) for k, v in kv] if n else None for n, kv in plans]
-        past = _cache(_stacked(prefixes, starts, width))
+    prefixes = [keys.head(n) if n and keys is not None else Keys(()) for n, keys in plans]
+    past = _cache(_stacked(prefixes, starts, width)) if width else None
     out = model(
         input_ids=ids.to(device),
         attention_mask=mask.to(device),
@@ -195,17 +238,16 @@ def _prefill_group(
         logits_to_keep=1,
     )
     layers = _layers(cache_of(out))
-    kvs = []
-    for row, (rest, start) in enumerate(zip(rests, starts, strict=True)):
-        keep = [*range(width - start, width), *range(width + span - len(rest), width + span)]
-        index = torch.tensor(keep, device=device)
-        kvs.append(
+    return [
+        prefix.then(
             [
-                (k[row : row + 1].index_select(2, index), v[row : row + 1].index_select(2, index))
+                (k[row : row + 1, :, width + span - len(rest) :].clone(),
+                 v[row : row + 1, :, width + span - len(rest) :].clone())
                 for k, v in layers
             ]
         )
-    return kvs
+        for row, (rest, prefix) in enumerate(zip(rests, prefixes, strict=True))
+    ]  # fmt: skip
 
 
 def _shared(rows: list[list[int]]) -> int:
