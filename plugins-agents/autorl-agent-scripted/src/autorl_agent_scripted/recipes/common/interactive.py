@@ -616,6 +616,7 @@ def run_online_grpo(
             f"{wins} successes, {trained} turns trained; rollouts {played:.0f}s, "
             f"step {elapsed:.0f}s on {threads} thread(s)"
         )
+        del episodes, advs  # a batch's kept keys/values are gigabytes: not alive beside the next
         if time.monotonic() >= deadline:
             break
     return merged(model), steps
@@ -661,6 +662,7 @@ def signal_groups(
             return episodes, slowest
         if time.monotonic() + 1.25 * slowest + update > deadline:
             return episodes, slowest
+        del episodes  # freed before the next batch is played, not after
         log("  grpo: every group scored alike (no signal); playing another session")
 
 
