@@ -123,7 +123,8 @@ def test_prefill_in_groups_gives_each_head_its_own_keys_and_values(webshop_works
 def test_a_prompt_keeps_only_its_new_positions(webshop_workspace: Path) -> None:
     """A turn's prompt extends the last one: its kept keys/values hold the last prompt's by
     reference and copy only the new positions (kept whole, a GRPO batch of ALFWorld episodes
-    held ~15 GB); scored from the pieces, the replies get a fresh forward's log-probabilities."""
+    grew past 14 GB); scored from the pieces, the replies get a fresh forward's
+    log-probabilities."""
     import interactive
     import rollouts
     import torch

@@ -16,7 +16,8 @@ them all again. Here:
 - a prompt's keys and values are kept as pieces (:class:`Keys`): what it shares with a prompt
   prefilled before (the rules, the turns an episode already played) by reference, and only its
   own new positions as a copy. Kept whole, every turn held its whole prompt: a GRPO batch of 8
-  ALFWorld episodes (~800-token prompts, up to 50 turns) grew to ~15 GB and swapped.
+  ALFWorld episodes (~800-token prompts, up to 50 turns) grew the agent past 14 GB and its
+  memory cgroup killed it.
 
 Standard library at import time; torch and transformers inside the functions.
 """
