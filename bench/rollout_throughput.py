@@ -6,17 +6,14 @@ turn) and, on a CPU, computes the prompts' shared prefix (rules + worked example
 This measures what each buys on the current machine, with the real evaluator:
 
 1. ``lockstep``: batch ``--batch-size``, prefix cache on (the default configuration);
-2. ``fresh-cache``: the same, but each batch's keys/values laid out in newly allocated memory
-   (the decoder before it kept one storage for all batches: at ALFWorld's ~1,000-token prompts
-   that is gigabytes of page faults a turn);
-3. ``one-at-a-time``: batch 1, prefix cache on;
-4. ``plain``: batch 1, plain ``generate`` (no prefix cache): the naive loop.
+2. ``one-at-a-time``: batch 1, prefix cache on;
+3. ``plain``: batch 1, plain ``generate`` (no prefix cache): the naive loop.
 
     .venv/bin/python bench/rollout_throughput.py                        # tiny, 32 sessions, compact
     .venv/bin/python bench/rollout_throughput.py --model smollm2-135m --sessions 8
     .venv/bin/python bench/rollout_throughput.py --prompt react         # the reference prompt
     .venv/bin/python bench/rollout_throughput.py --task alfworld --model smollm2-135m \
-        --sessions 16 --max-steps 10 --max-new-tokens 40 --modes lockstep,fresh-cache
+        --sessions 16 --max-steps 10 --max-new-tokens 40 --modes lockstep
 
 Greedy decoding: every mode must play the same actions; the script says whether they did.
 
@@ -37,8 +34,6 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -63,27 +58,6 @@ def prepared_alfworld(cache: Path, sessions: int, max_steps: int) -> Any:
 
     options = {"eval_size": sessions, "max_steps": max_steps}
     return AlfWorldTask().prepare(TaskContext(cache_dir=cache, options=options))
-
-
-@contextmanager
-def fresh_cache_each_batch() -> Iterator[None]:
-    """The evaluator's decoder, made to drop its key/value storage after every batch."""
-    from autorl_evaluator_rollout import evaluator
-    from autorl_evaluator_rollout.prefix_decoding import PrefixCachedDecoder
-
-    class Fresh(PrefixCachedDecoder):
-        def _batch(self, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return super()._batch(*args, **kwargs)
-            finally:
-                self._storage.clear()
-
-    original = evaluator.PrefixCachedDecoder
-    evaluator.PrefixCachedDecoder = Fresh
-    try:
-        yield
-    finally:
-        evaluator.PrefixCachedDecoder = original
 
 
 def play(model_dir: Path, prepared: Any, work: Path, **config: Any) -> dict[str, Any]:
@@ -166,8 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument(
         "--modes",
-        default="lockstep,fresh-cache,one-at-a-time,plain",
-        help="comma-separated, lockstep first (default: all four)",
+        default="lockstep,one-at-a-time,plain",
+        help="comma-separated, lockstep first (default: all three)",
     )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
@@ -178,7 +152,6 @@ def main(argv: list[str] | None = None) -> int:
     common = {"max_new_tokens": args.max_new_tokens, "limit": args.sessions, "device": args.device}
     every = {
         "lockstep": {"batch_size": args.batch_size, "prefix_cache": True},
-        "fresh-cache": {"batch_size": args.batch_size, "prefix_cache": True},
         "one-at-a-time": {"batch_size": 1, "prefix_cache": True},
         "plain": {"batch_size": 1, "prefix_cache": False},
     }
@@ -198,8 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{name}: batch {extra['batch_size']}, prefix cache {extra['prefix_cache']}...",
                 flush=True,
             )
-            with fresh_cache_each_batch() if name == "fresh-cache" else nullcontext():
-                results[name] = play(model_path, prepared, Path(tmp) / name, **common, **extra)
+            results[name] = play(model_path, prepared, Path(tmp) / name, **common, **extra)
     first = results["lockstep"]
     print(
         f"\nmodel {args.model}, {args.sessions} {args.task} eval sessions"

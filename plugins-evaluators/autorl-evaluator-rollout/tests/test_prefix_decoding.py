@@ -94,23 +94,3 @@ def test_stop_strings_and_seeded_sampling(generator) -> None:
         decoder.completions(prompts, max_new_tokens=8, temperature=1.0, seed=s) for s in (1, 1, 2)
     ]
     assert sampled[0] == sampled[1] and sampled[0] != sampled[2]
-
-
-def test_batches_reuse_one_storage_and_see_nothing_of_earlier_ones(generator) -> None:
-    """Every batch cache is laid out in storage kept from batch to batch (a fresh one every turn
-    cost a tenth of an evaluation); a smaller, shorter batch after a long one must not see any of
-    the earlier keys, and decoding writes in place (transformers' static cache)."""
-    decoder = PrefixCachedDecoder(generator.model, generator.tokenizer)
-    made = []
-    static = decoder._static
-    decoder._static = lambda layers, width: made.append(static(layers, width)) or made[-1]
-    long, short = chats(turns=5), chats(turns=0)[:2]
-    assert decoder.completions(long, max_new_tokens=10) == generator.completions(
-        long, max_new_tokens=10
-    )
-    storage = [t.data_ptr() for t in decoder._storage]
-    assert decoder.completions(short, max_new_tokens=10, batch_size=2) == generator.completions(
-        short, max_new_tokens=10
-    )
-    assert [t.data_ptr() for t in decoder._storage] == storage
-    assert made and all(type(c).__name__ == "StaticCache" for c in made)

@@ -94,6 +94,25 @@ def _groups(lengths: Sequence[int], budget: int) -> list[list[int]]:
     return groups
 
 
+def _left_stacked(
+    prefixes: list[list[tuple[Any, Any]]], lengths: list[int], width: int, device: Any
+) -> list[tuple[Any, Any]]:
+    """Per-row keys/values (batch of one each, ``lengths[i]`` long) as one batch, each row
+    right-aligned in ``width`` positions (rows without a prefix are all padding)."""
+
+    first = next(kv for kv, n in zip(prefixes, lengths, strict=True) if n)
+    layers = []
+    for layer, (k0, v0) in enumerate(first):
+        keys = k0.new_zeros((len(prefixes), k0.shape[1], width, k0.shape[3]))
+        values = v0.new_zeros((len(prefixes), v0.shape[1], width, v0.shape[3]))
+        for i, (kv, n) in enumerate(zip(prefixes, lengths, strict=True)):
+            if n:
+                keys[i, :, width - n :] = kv[layer][0][0]
+                values[i, :, width - n :] = kv[layer][1][0]
+        layers.append((keys.to(device), values.to(device)))
+    return layers
+
+
 @dataclass
 class _Entry:
     tokens: list[int]
@@ -157,8 +176,6 @@ class PrefixCachedDecoder:
         """Token positions the model ran (prefill with its padding, and every decoding row)."""
         self.head_positions = 0
         """Positions that went through the language-model head (one per prompt, per decoded row)."""
-        self._storage: list[Any] = []
-        """Flat key/value storage (two tensors a layer) that every batch cache is laid out in."""
 
     def completions(
         self,
@@ -309,10 +326,7 @@ class PrefixCachedDecoder:
             mask[i, width + rest - n :] = 1
         cache = None
         if width:
-            layers = self._laid_out(prefixes, starts, width + rest)
-            cache = self._static(layers, width) or _cache_from(
-                [(k[:, :, :width], v[:, :, :width]) for k, v in layers]
-            )
+            cache = _cache_from(_left_stacked(prefixes, starts, width, self.device))
         output = self.model(
             input_ids=ids.to(self.device),
             attention_mask=mask.to(self.device),
@@ -349,78 +363,26 @@ class PrefixCachedDecoder:
 
         size, width = len(row_kv), max(lengths)
         mask = torch.zeros((size, width), dtype=torch.long)
+        layers = _left_stacked(row_kv, lengths, width, self.device)
         for i, n in enumerate(lengths):
             mask[i, width - n :] = 1
-        layers = self._laid_out(row_kv, lengths, width + room)
-        cache = self._static(layers, width)
-        if cache is None:
-            cache = _cache_from([(k[:, :, :width], v[:, :, :width]) for k, v in layers])
-        return cache, mask
+        return self._preallocated(layers, width + room) or _cache_from(layers), mask
 
-    def _laid_out(
-        self, rows: list[list[tuple[Any, Any]]], lengths: list[int], length: int
-    ) -> list[tuple[Any, Any]]:
-        """Per-row keys/values (batch of one each, ``lengths[i]`` long) as one batch of
-        ``length`` positions: each row right-aligned at ``max(lengths)``, zeros everywhere else
-        (rows without a prefix are all zeros). The tensors are views of storage kept from
-        batch to batch: a fresh cache every turn (gigabytes at ALFWorld's prompt lengths) cost
-        a tenth of an evaluation in page faults. Every position is written, so nothing of an
-        earlier batch shows through."""
-        import math
-
-        import torch
-
-        width = max(lengths)
-        first = next(kv for kv, n in zip(rows, lengths, strict=True) if n)
-        layers = []
-        for layer, pair in enumerate(first):
-            stacked = []
-            for part, like in enumerate(pair):
-                shape = (len(rows), like.shape[1], length, like.shape[3])
-                slot = 2 * layer + part
-                while len(self._storage) <= slot:
-                    self._storage.append(None)
-                flat = self._storage[slot]
-                needed = math.prod(shape)
-                if flat is None or flat.numel() < needed or flat.dtype != like.dtype:
-                    # room to grow: an episode's prompts lengthen turn by turn
-                    flat = torch.empty(needed * 5 // 4, dtype=like.dtype, device=self.device)
-                    self._storage[slot] = flat
-                out = flat[:needed].view(shape)
-                out[:, :, width:].zero_()
-                for i, (kv, n) in enumerate(zip(rows, lengths, strict=True)):
-                    out[i, :, : width - n].zero_()
-                    if n:
-                        out[i, :, width - n : width] = kv[layer][part][0]
-                stacked.append(out)
-            layers.append((stacked[0], stacked[1]))
-        return layers
-
-    def _static(self, layers: list[tuple[Any, Any]], width: int) -> Any:
-        """A transformers ``StaticCache`` over ``layers`` (batch, heads, length, dim) holding
-        ``width`` positions, written in place from there on; None where this transformers has
-        no such cache layer (the caller then grows a dynamic cache)."""
-        import torch
-
+    def _preallocated(self, layers: list[tuple[Any, Any]], length: int) -> Any:
         try:
             from transformers import StaticCache
 
-            cache = StaticCache(config=self.model.config, max_cache_len=layers[0][0].shape[2])
+            cache = StaticCache(config=self.model.config, max_cache_len=length)
+            if len(cache.layers) != len(layers):
+                return None
         except (ImportError, TypeError, ValueError, AttributeError):
             return None
-        cache_layers = getattr(cache, "layers", None)
-        if cache_layers is None or len(cache_layers) != len(layers):
-            return None
-        if not all(hasattr(c, "cumulative_length") and hasattr(c, "keys") for c in cache_layers):
-            return None
-        for c, (keys, values) in zip(cache_layers, layers, strict=True):
-            # what StaticLayer.lazy_initialization sets, with our tensors instead of zeros
-            c.device = keys.device
-            c.batch_size, c.num_heads = keys.shape[:2]
-            c.k_head_dim, c.v_head_dim = keys.shape[-1], values.shape[-1]
-            c.keys, c.values = keys, values
-            c.cumulative_length = torch.tensor(width, device=keys.device)
-            c.is_initialized = True
+        import torch
+
+        width = layers[0][0].shape[2]
+        positions = torch.arange(width, device=self.device)
+        for layer, (keys, values) in zip(cache.layers, layers, strict=True):
+            layer.update(keys, values, cache_kwargs={"cache_position": positions})
         return cache
 
     def _pick(self, logits: Any, temperature: float, generator: Any) -> Any:
