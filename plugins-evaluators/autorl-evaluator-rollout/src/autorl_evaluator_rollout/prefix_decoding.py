@@ -369,6 +369,9 @@ class PrefixCachedDecoder:
         return self._preallocated(layers, width + room) or _cache_from(layers), mask
 
     def _preallocated(self, layers: list[tuple[Any, Any]], length: int) -> Any:
+        """A transformers ``StaticCache`` of ``length`` positions holding ``layers``, so that
+        decoding writes in place instead of growing the cache a token at a time; None where
+        this transformers has no such cache for the model (the caller then uses a dynamic one)."""
         try:
             from transformers import StaticCache
 
