@@ -145,3 +145,65 @@ def test_the_tiny_model_plays_the_prepared_task_through_the_registry(tmp_path: P
                 contract=contract,
             )
         )
+
+
+def test_the_reference_prompt_plays_in_lockstep_and_on_the_tiny_model(tmp_path: Path) -> None:
+    """The reference style end to end: the expert, answering with bare actions as the
+    reference asks, wins every session through ``protocol_reference``; the tiny model plays the
+    prepared task with that prompt (system message included) through the registry."""
+    lockstep_mod = pytest.importorskip("autorl_evaluator_rollout.lockstep")
+    tiny = pytest.importorskip("autorl_model_tiny.model", reason="needs autorl-model-tiny")
+    from autorl_evaluator_rollout.lockstep import Reply
+    from autorl_task_webshop import protocol_reference
+
+    from autorl.registry import get_registry
+
+    goals = load_goals(EVAL)[:8]
+    shop = protocol.load_shop(DATA_DIR / "catalog.json")
+    plans = {g.instruction: expert_actions(g, shop) for g in goals}
+
+    def policy(prompts: list[list[dict[str, str]]]) -> list[Reply]:
+        replies = []
+        for system, user in prompts:
+            assert system["role"] == "system" and user["role"] == "user"
+            lines = user["content"].splitlines()
+            instruction = lines[2].removeprefix("Instruction: ")
+            turn = int(lines[-1].removeprefix("Action ").removesuffix(":")) - 1
+            replies.append(Reply(f" {plans[instruction][turn]}"))
+        return replies
+
+    lockstep = lockstep_mod.Lockstep(
+        make_env=lambda: protocol_reference.make_env({}, EVAL),
+        policy=policy,
+        build_messages=protocol_reference.build_messages,
+        extract_action=protocol_reference.extract_action,
+        history_window=protocol_reference.HISTORY_WINDOW,
+        batch_size=4,
+    )
+    episodes = lockstep.run([g.session_id for g in goals])
+    assert all(e.success and e.valid == [True] * e.steps for e in episodes)
+
+    prepared = WebShopTask().prepare(
+        TaskContext(
+            cache_dir=tmp_path / "cache",
+            options={"eval_size": 2, "max_steps": 2, "prompt": "reference"},
+        )
+    )
+    assert prepared.contract == "autorl_task_webshop.protocol_reference"
+    _, contract = prepared_contract(get_registry(), "webshop", prepared)
+    result = (
+        get_registry()
+        .create("evaluator", prepared.evaluator)
+        .evaluate(
+            EvalRequest(
+                model_dir=tiny.TinyModel().materialize(tmp_path / "models").path,
+                eval_path=prepared.eval_path,
+                config={**prepared.evaluator_config, "max_new_tokens": 12, "device": "cpu"},
+                work_dir=tmp_path / "work",
+                contract=contract,
+            )
+        )
+    )
+    episodes = [json.loads(line) for line in result.details_path.read_text().splitlines()]
+    assert result.n == 2 and all(e["done"] and e["steps"] <= 2 for e in episodes)
+    assert all("\n" not in reply for e in episodes for reply in e["replies"])

@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 from autorl_task_webshop import official
 from autorl_task_webshop.catalog import SEP, load_goals
-from autorl_task_webshop.prompt import build_compact_messages, build_messages, extract_action
+from autorl_task_webshop.prompt import (
+    REFERENCE_SYSTEM,
+    build_compact_messages,
+    build_messages,
+    build_reference_messages,
+    extract_action,
+    extract_reference_action,
+    page_actions,
+)
 from autorl_task_webshop.task import EVALUATOR_CONFIG, WebShopTask
 from autorl_testing import conformance
 
@@ -69,7 +77,7 @@ def test_options_resize_and_limit(tmp_path: Path) -> None:
         ({"eval_size": 0}, r"eval_size: Input should be greater than 0 \(got 0\)"),
         ({"max_steps": "ten"}, "max_steps: Input should be a valid integer"),
         ({"eval_size": 101}, "has 100 eval goals"),
-        ({"prompt": "verbose"}, "prompt: Input should be 'compact' or 'react'"),
+        ({"prompt": "verbose"}, "prompt: Input should be 'compact', 'react' or 'reference'"),
         ({"data_path": "/nonexistent/webshop"}, "is not a directory"),
     ],
 )
@@ -126,6 +134,33 @@ print(json.dumps({"n": len(env.session_ids), "reward": episode["reward"], "refus
     assert "torch" not in out["modules"]
 
 
+def test_kit_follows_the_reference_style(tmp_path: Path) -> None:
+    """With the reference prompt the kit's ``build_messages`` and ``extract_action`` are the
+    grader's, so an agent's SFT data (``expert_episode``) is in the graded format."""
+    prepared = prepare(tmp_path, prompt="reference", eval_size=4)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "kit").symlink_to(prepared.kit_dir)
+    script = """
+import json, sys
+sys.path.insert(0, "kit")
+import autorl_kit as kit
+episode = kit.expert_episode(kit.train_ids()[0])
+print(json.dumps({"style": kit.PROMPT_STYLE, "window": kit.HISTORY_WINDOW,
+                  "last": episode["steps"][-1]["messages"], "success": episode["success"],
+                  "read": [kit.extract_action(r) for r in ("Action: click[x]", "go click[x]")]}))
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=workspace, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert (out["style"], out["window"], out["success"]) == ("reference", 5, True)
+    assert out["read"] == ["click[x]", None]
+    system, user = out["last"]
+    assert system["content"] == REFERENCE_SYSTEM and "Available actions:" in user["content"]
+
+
 def test_prompt_builder_and_action_extraction() -> None:
     messages = build_messages(["obs0", "obs1", "obs2"], ["search[a]", "click[b0x]"], 1)
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
@@ -155,6 +190,99 @@ def test_compact_prompt_is_short_and_complete() -> None:
     assert build_compact_messages([first], [])[0]["content"].count("Actions so far: none") == 1
     with pytest.raises(ValueError, match="one more observation"):
         build_compact_messages(["o"], ["search[a]"])
+
+
+SEARCH_PAGE = "WebShop\nInstruction: i need a red mug, and price lower than 20.00 dollars\n[Search]"
+RESULTS_PAGE = (
+    "Instruction: i need a red mug, and price lower than 20.00 dollars\n[Back To Search]\n"
+    "Page 1 (Total results: 2)\n[Next >]\n"
+    "[b0mug1] Acme Mug | $12.00\n[b0mug2] Other Mug | $30.00"
+)
+ITEM_PAGE = (
+    "Instruction: i need a red mug, and price lower than 20.00 dollars\n[Back To Search]\n"
+    "[< Prev]\ncolor: [red]* [blue]\nAcme Mug\nPrice: $12.00\nAttributes: ceramic\n"
+    "[Description] [Features] [Buy Now]"
+)
+
+
+def test_reference_prompt_is_the_reference_codes() -> None:
+    """RD-Agent autorl_bench's WebShop eval, word for word: its system message; one user
+    message with the instruction, the page's actions indented by two spaces, its rules, then
+    per earlier turn ``Observation k: <page after action k>`` / ``Action k: <action k>`` (the
+    last 5) and the current page as ``Observation n+1`` (shown twice, as there)."""
+    observations = [SEARCH_PAGE, RESULTS_PAGE, ITEM_PAGE]
+    actions = ["search[red mug]", "click[b0mug1]"]
+    system, user = build_reference_messages(observations, actions, 5)
+    assert system == {
+        "role": "system",
+        "content": "You are a helpful shopping assistant browsing an e-commerce website. "
+        "Given a user instruction, current observation, and available actions, pick the best "
+        "action to find and purchase a matching product. Output ONLY one action (e.g., "
+        "'search[red shoes]', 'click[buy now]') with NO extra text, NO explanation.",
+    }
+    assert user["role"] == "user"
+    assert user["content"] == (
+        "You are shopping on an e-commerce website. Find and purchase a product matching the "
+        "user's instruction.\n\n"
+        "Instruction: i need a red mug, and price lower than 20.00 dollars\n\n"
+        "Available actions:\n  click[back to search]\n  click[< prev]\n  click[description]\n"
+        "  click[features]\n  click[buy now]\n  click[red]\n  click[blue]\n\n"
+        "Rules:\n- Output ONLY one action from the available actions list above.\n"
+        "- For search, use: search[your query]\n- For clicking, use: click[exact text from the "
+        "list]\n- Do NOT output anything other than the action.\n\nNow it's your turn:\n"
+        f"\nObservation 1: {RESULTS_PAGE}\nAction 1: search[red mug]\n"
+        f"\nObservation 2: {ITEM_PAGE}\nAction 2: click[b0mug1]\n"
+        f"\nObservation 3: {ITEM_PAGE}\nAction 3:"
+    )
+    first = build_reference_messages([SEARCH_PAGE], [])[1]["content"]
+    assert "Available actions:\n  search[<your query>]\n\nRules:" in first
+    assert first.endswith(f"Now it's your turn:\n\nObservation 1: {SEARCH_PAGE}\nAction 1:")
+    # seven turns, a window of five: turns 3-7 are shown, numbered as taken
+    pages = [SEARCH_PAGE] + [RESULTS_PAGE] * 7
+    text = build_reference_messages(pages, [f"click[next >{i}]" for i in range(7)], 5)[1]
+    content = text["content"]
+    assert "Action 2:" not in content and "Action 3: click[next >2]" in content
+    assert content.count("\nObservation ") == 6 and content.endswith("Action 8:")
+
+
+def test_reference_action_reading_is_the_reference_codes() -> None:
+    """The reference strips the reply, drops an ``Action:`` prefix and reads ``choose[`` as
+    ``click[``; what is left is the action, whole (text around it makes it invalid)."""
+    assert extract_reference_action(" click[b0mug1] ") == "click[b0mug1]"
+    assert extract_reference_action("Action: search[red mug]") == "search[red mug]"
+    assert extract_reference_action("choose[red]") == "click[red]"
+    assert extract_reference_action("I will click[buy now]") is None
+    assert extract_reference_action("click[buy now] because") is None
+    assert extract_action("I will click[buy now]") == "click[buy now]"  # the other styles
+
+
+def test_page_actions_are_what_the_environment_offers(shop, train_goals) -> None:
+    """The reference lists the actions WebShop offers on the page; the page text shows every
+    button, and reading them back gives the environment's own list on every page the expert
+    and some wrong moves reach (invalid-action notes and description pages included)."""
+    from autorl_task_webshop.env import WebShopEnv
+    from autorl_task_webshop.expert import expert_actions
+
+    env = WebShopEnv(shop, train_goals[:60], max_steps=50)
+    pages = bought = 0
+    for goal in train_goals[:60]:
+        observation, info = env.reset(goal.session_id)
+        plan = expert_actions(goal, shop)
+        moves = [plan[0], "click[nowhere]", "click[next >]", "click[< prev]", *plan[1:2]]
+        moves += ["click[description]", "click[< prev]", "click[features]", "click[< prev]"]
+        for action in [*moves, *plan[2:]]:
+            expected = [
+                "search[<your query>]" if a == "search[<query>]" else a
+                for a in info["available_actions"]
+            ]
+            assert page_actions(observation) == expected, observation
+            pages += 1
+            observation, _, done, info = env.step(action)
+            if done:
+                bought += 1
+                assert page_actions(observation) == []
+                break
+    assert pages > 600 and bought > 40
 
 
 def _write_official(path: Path, n_products: int = 30) -> None:
@@ -223,6 +351,10 @@ def test_reference_protocol_is_the_reference_codes(tmp_path: Path) -> None:
     assert config["temperature"] == 0.0 and config["success_threshold"] == 0.5
     settings = json.loads((prepared.kit_dir / "webshop_data" / "settings.json").read_text())
     assert (settings["max_steps"], settings["history_window"]) == (50, 5)
+    assert prepared.contract == "autorl_task_webshop.protocol_reference"
+    assert settings["prompt"] == "reference"
+    assert "Available actions:" in prepared.description
+    assert REFERENCE_SYSTEM in prepared.description
 
 
 def test_official_files_missing_is_a_precise_error(tmp_path: Path) -> None:

@@ -31,7 +31,21 @@ PROMPT_TEXT = {
         "the current page without the instruction line, each result's title cut to its first "
         "six words (before any ' - ')"
     ),
+    "reference": (
+        "the reference implementation's zero-shot prompt: a system message (below the example), "
+        "then one user message a step with the instruction, the actions the current page "
+        "offers, rules, and the last {window} turns as `Observation k: <the page action k led "
+        "to>` / `Action k: <action>` lines, then the current page"
+    ),
 }
+READING_TEXT = {
+    "reference": (
+        "reads the whole reply, stripped, as the action (an `Action:` prefix is dropped and "
+        "`choose[` read as `click[`); decoding stops at the first newline"
+    ),
+}
+"""How the grader reads an action from a reply, where a style differs from the default."""
+DEFAULT_READING = "takes the first\n`search[...]` or `click[...]` in the reply"
 
 
 def describe(
@@ -46,8 +60,12 @@ def describe(
     window = evaluator_config.get("history_window")
     prompt_text = PROMPT_TEXT[prompt].format(window=window)
     first = "Instruction: <the instruction>\n[Search]"
-    example = messages_builder(prompt)([first], [])[0]["content"]
-    example_block = "\n".join(f"    {line}" for line in example.splitlines())
+    messages = messages_builder(prompt)([first], [])
+    example_block = "\n".join(f"    {line}" for line in messages[-1]["content"].splitlines())
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    if system:
+        example_block += f"\n\nThe system message:\n\n    {system[0]}"
+    reading = READING_TEXT.get(prompt, DEFAULT_READING)
     return f"""# Task: WebShop (interactive shopping, level 3)
 
 Post-train the base model so it shops well: given an instruction such as "i need non slip
@@ -90,9 +108,9 @@ reward is reported too).
 
 For each step the grader sends a chat through the model's own chat template ({prompt} prompt):
 {prompt_text}. It decodes greedily
-(temperature 0) for at most {evaluator_config.get("max_new_tokens")} new tokens and takes the first
-`search[...]` or `click[...]` in the reply. `kit/autorl_kit.py`'s `build_messages` builds exactly
-this prompt. The first user message looks like this:
+(temperature 0) for at most {evaluator_config.get("max_new_tokens")} new tokens and {reading}.
+`kit/autorl_kit.py`'s `build_messages` and `extract_action` are exactly this prompt and this
+reading. The first user message looks like this:
 
 {example_block}
 

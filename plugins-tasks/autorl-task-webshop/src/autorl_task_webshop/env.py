@@ -148,13 +148,13 @@ class WebShopEnv:
         if session.page == "item":
             assert session.product is not None
             options = [f"click[{v}]" for vs in session.product.options.values() for v in vs]
-            return [
+            return [  # buttons, then options, as WebShop's get_available_actions lists them
                 f"click[{BACK_TO_SEARCH}]",
                 f"click[{PREV_PAGE}]",
-                *options,
                 f"click[{DESCRIPTION}]",
                 f"click[{FEATURES}]",
                 f"click[{BUY_NOW}]",
+                *options,
             ]
         return [f"click[{BACK_TO_SEARCH}]", f"click[{PREV_PAGE}]"]
 

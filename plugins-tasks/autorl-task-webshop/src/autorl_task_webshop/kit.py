@@ -29,7 +29,7 @@ from autorl_task_common.react import play_expert  # noqa: E402
 from webshop_env.catalog import Goal, Product, load_goals, load_products  # noqa: E402
 from webshop_env.env import DEFAULT_MAX_STEPS, WebShopEnv, parse_action  # noqa: E402
 from webshop_env.expert import expert_actions as _expert_actions  # noqa: E402
-from webshop_env.prompt import extract_action, messages_builder  # noqa: E402
+from webshop_env.prompt import action_extractor, messages_builder  # noqa: E402
 from webshop_env.reward import SUCCESS_THRESHOLD, compute_reward  # noqa: E402
 from webshop_env.search import Shop  # noqa: E402
 
@@ -38,12 +38,15 @@ SETTINGS: dict[str, Any] = {"prompt": "react", "max_steps": DEFAULT_MAX_STEPS, "
 if (DATA_DIR / "settings.json").is_file():
     SETTINGS.update(json.loads((DATA_DIR / "settings.json").read_text(encoding="utf-8")))
 PROMPT_STYLE: str = SETTINGS["prompt"]
-"""The grader's prompt style for this run (``compact`` or ``react``)."""
+"""The grader's prompt style for this run (``compact``, ``react`` or ``reference``)."""
 MAX_STEPS: int = SETTINGS["max_steps"]
 """The grader's step limit for this run."""
 HISTORY_WINDOW: int = SETTINGS["history_window"]
 build_messages = messages_builder(PROMPT_STYLE)
 """The grader's prompt: ``build_messages(observations, actions, HISTORY_WINDOW)``."""
+extract_action = action_extractor(PROMPT_STYLE)
+"""The grader's reading of a reply: the action it sends, or None (then the reply's first line
+is sent and the environment says why it is invalid)."""
 
 __all__ = [
     "HISTORY_WINDOW",

@@ -13,7 +13,7 @@ def autorl_register_tasks() -> list[TaskSpec]:
             name="webshop",
             factory="autorl_task_webshop.task:WebShopTask",
             evaluator="rollout",
-            contract="autorl_task_webshop.protocol_compact",  # offline default; react: .protocol
+            contract="autorl_task_webshop.protocol_compact",  # offline; see task.CONTRACTS
             recipe="autorl_task_webshop:recipe",  # the scripted agent's reference recipe
             description="L3 interactive shopping (WebShop-compatible): search and click to buy "
             "the instructed product; success = reward >= 0.5 over 100 held-out sessions; "

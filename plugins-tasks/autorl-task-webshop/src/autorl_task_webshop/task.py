@@ -43,18 +43,21 @@ REFERENCE_SPLIT = "webshop-reference"
 CONTRACTS = {
     "react": "autorl_task_webshop.protocol",
     "compact": "autorl_task_webshop.protocol_compact",
+    "reference": "autorl_task_webshop.protocol_reference",
 }
 PROMPT_EVALUATOR_CONFIG: dict[str, dict[str, Any]] = {
     "react": {},
     "compact": {"max_new_tokens": 24, "batch_size": 40, "history_window": 4},
+    "reference": {},
 }
 """The compact prompt's actions are one line of at most ~18 tokens (SmolLM2 tokenizer); all 40
 default sessions in one lockstep batch, so each decoding step serves every episode."""
 SPLIT_DEFAULTS: dict[str, dict[str, Any]] = {
     OFFLINE_SPLIT: {"prompt": "compact", "eval_size": 40, "max_steps": 8},
-    REFERENCE_SPLIT: {"prompt": "react", "eval_size": 100, "max_steps": 50},
+    REFERENCE_SPLIT: {"prompt": "reference", "eval_size": 100, "max_steps": 50},
 }
-"""The reference protocol (official data): the ReAct prompt, 100 sessions, 50 steps. The offline
+"""The reference protocol (official data): the reference implementation's prompt, 100 sessions,
+50 steps. The offline
 catalogue is sized for two CPU cores: the compact prompt (~280 tokens a step instead of ~1,000),
 40 sessions, 8 steps (the expert needs at most 7)."""
 
@@ -85,10 +88,11 @@ class Options(OptionsModel):
     max_steps: PositiveInt | None = Field(
         None, description="steps per session (default 8 offline; 50 with data_path)"
     )
-    prompt: Literal["compact", "react"] | None = Field(
+    prompt: Literal["compact", "react", "reference"] | None = Field(
         None,
-        description="the grader's prompt: compact (default offline) or react (the reference's "
-        "one-shot ReAct prompt; default with data_path)",
+        description="the grader's prompt: compact (default offline), react (a one-shot ReAct "
+        "chat) or reference (the reference implementation's zero-shot prompt; default with "
+        "data_path)",
     )
 
 
