@@ -79,6 +79,18 @@ def humaneval_workspace(
 
 
 @pytest.fixture
+def humaneval_reference_workspace(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A HumanEval workspace with the reference prompt (``prompt = "reference"``)."""
+    task = pytest.importorskip("autorl_task_humaneval.task", reason="needs autorl-task-humaneval")
+    options = {"prompt": "reference"}
+    return make_workspace(
+        task.HumanEvalTask(), options, "humaneval", tmp_path, tiny_model_dir, monkeypatch
+    )
+
+
+@pytest.fixture
 def webshop_workspace(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Path:

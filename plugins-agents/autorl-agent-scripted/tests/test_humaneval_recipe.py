@@ -120,6 +120,49 @@ def test_sampling_gives_n_continuations_and_stops_at_the_deadline(workspace: Pat
     assert late == [[], [], []]
 
 
+def test_reference_prompt_rows_start_with_the_graded_chat_prompt(
+    humaneval_reference_workspace: Path,
+) -> None:
+    """With ``prompt = "reference"`` the recipe trains on the grader's chat prompt (token ids as
+    the evaluator encodes them) followed by a passing reply (the function in a code block), and
+    samples from the chat-templated text with no stop strings."""
+    import autorl_kit as kit
+    import recipe
+    from autorl_hf.generation import encode  # the evaluator's prompt encoding
+    from autorl_task_humaneval.kit import REFERENCE  # what the grader imports
+    from recipe_common import load_base
+
+    model, tokenizer = load_base(humaneval_reference_workspace / "models" / "base")
+    problems = kit.load_train()[:3]
+    problem = problems[2]
+    (_, reply), *_ = recipe.canonical_pairs([problem], kit)
+    assert reply == REFERENCE.answer_text(problem, problem["canonical_solution"])
+    assert kit.reward(reply, problem) == 1.0
+    row = recipe.sft_example(kit, tokenizer, problem, reply, 4096)
+    prompt_ids = encode(tokenizer, REFERENCE.build_prompt(problem))
+    n = len(prompt_ids)
+    assert row["input_ids"][:n] == prompt_ids and row["input_ids"][-1] == tokenizer.eos_token_id
+    assert tokenizer.decode(row["input_ids"][n:-1]) == reply
+    texts = recipe.prompt_texts(kit, tokenizer, problems)
+    assert tokenizer(texts[0], add_special_tokens=False)["input_ids"] == encode(
+        tokenizer, REFERENCE.build_prompt(problems[0])
+    )
+    out = recipe.sample_completions(
+        model,
+        tokenizer,
+        texts,
+        stop=tuple(kit.STOP_SEQUENCES),
+        n=1,
+        temperature=1.0,
+        max_new_tokens=4,
+        batch_size=4,
+        deadline=time.monotonic() + 60,
+        add_special_tokens=False,
+    )
+    assert [len(s) for s in out] == [1, 1, 1]
+    assert recipe.passing_pairs(kit, [problem], [[reply, "```python\nx = (\n```"]]) == []
+
+
 def test_recipe_flags_parse(workspace: Path) -> None:
     import recipe
 

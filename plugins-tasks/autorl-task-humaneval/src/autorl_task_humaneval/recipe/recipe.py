@@ -13,6 +13,10 @@ the grading API.
    tests (``kit.reward``, a sandboxed child process), and SFT on canonical + passing samples.
    Merge, save, submit.
 
+With the reference prompt (task option ``prompt = "reference"``) the same steps use the kit's
+chat prompt: ``prompt_ids(problem, tokenizer)`` (the chat template, as the evaluator encodes it)
+and, as the target, ``answer_text(problem, body)`` (the whole function in a code block).
+
 Why not GRPO by default: a 135M model passes few train problems, so most GRPO groups have all
 rewards 0 (no advantage, no gradient) while each step costs a full batch of sampled code on CPU.
 Filtering samples through the tests spends the same generation on a denser signal.
@@ -81,13 +85,14 @@ def sft_text(kit: Any, problem: dict[str, Any], solution: str | None = None) -> 
 def sft_example(
     kit: Any, tokenizer: Any, problem: dict[str, Any], solution: str, max_length: int
 ) -> dict[str, list[int]]:
-    """Token ids of prompt + solution + EOS, and a mask that marks the solution (the loss).
+    """Token ids of prompt + solution + EOS, and a mask that marks the solution (the loss);
+    ``solution`` is the whole reply (``kit.answer_text``: the body itself with the default prompt).
 
     The prompt is tokenized alone with the tokenizer's special tokens, as the evaluator's
     generation does, and the solution separately: joint tokenization could merge the prompt's
     last ``\\n`` with the body's indentation into a token the model never sees at eval time.
     """
-    prompt_ids = list(tokenizer(kit.build_prompt(problem))["input_ids"])
+    prompt_ids = kit.prompt_ids(problem, tokenizer)
     body_ids = list(tokenizer(solution, add_special_tokens=False)["input_ids"])
     body_ids.append(tokenizer.eos_token_id)
     ids = (prompt_ids + body_ids)[:max_length]
@@ -106,8 +111,27 @@ def sft_rows(
     return [r for r in rows if any(r["completion_mask"])]
 
 
-def canonical_pairs(problems: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
-    return [(p, p["canonical_solution"]) for p in problems]
+def canonical_pairs(
+    problems: list[dict[str, Any]], kit: Any = None
+) -> list[tuple[dict[str, Any], str]]:
+    """(problem, reply) with the canonical solution, as the kit's protocol wants it replied."""
+    if kit is None:
+        return [(p, p["canonical_solution"]) for p in problems]
+    return [(p, kit.answer_text(p, p["canonical_solution"])) for p in problems]
+
+
+def prompt_texts(kit: Any, tokenizer: Any, problems: list[dict[str, Any]]) -> list[str]:
+    """The text each prompt is sampled from: the prompt itself, or chat messages through the
+    tokenizer's chat template with the generation prompt (the reference prompt)."""
+    texts = []
+    for problem in problems:
+        prompt = kit.build_prompt(problem)
+        if not isinstance(prompt, str):
+            prompt = tokenizer.apply_chat_template(
+                prompt, tokenize=False, add_generation_prompt=True
+            )
+        texts.append(prompt)
+    return texts
 
 
 # expert iteration ------------------------------------------------------------------------------
@@ -125,8 +149,10 @@ def sample_completions(
     batch_size: int,
     deadline: float,
     seed: int = 0,
+    add_special_tokens: bool = True,
 ) -> list[list[str]]:
-    """``n`` sampled continuations per prompt (plain text, no chat template), batched.
+    """``n`` sampled continuations per prompt text, batched (``add_special_tokens=False`` for
+    texts already rendered through a chat template).
 
     Stops between batches at ``deadline``: prompts not reached get no samples. The first batch
     is small (4 sequences) and times the sampling, so a batch that would end past the deadline
@@ -150,7 +176,12 @@ def sample_completions(
             log(f"  sampling stopped at the deadline: {done}/{len(jobs)} samples")
             break
         began = time.monotonic()
-        enc = tokenizer([prompts[i] for i in batch], return_tensors="pt", padding=True)
+        enc = tokenizer(
+            [prompts[i] for i in batch],
+            return_tensors="pt",
+            padding=True,
+            add_special_tokens=add_special_tokens,
+        )
         enc = enc.to(model.device)
         with torch.no_grad():
             generated = model.generate(
@@ -159,7 +190,7 @@ def sample_completions(
                 temperature=temperature,
                 top_p=0.95,
                 max_new_tokens=max_new_tokens,
-                stop_strings=list(stop),
+                stop_strings=list(stop) or None,
                 tokenizer=tokenizer,
                 pad_token_id=tokenizer.pad_token_id,
             )
@@ -180,7 +211,7 @@ def passing_pairs(
     """(problem, body) for each distinct sampled body that passes the problem's tests."""
     candidates: list[tuple[dict[str, Any], str]] = []
     for problem, texts in zip(problems, samples, strict=True):
-        seen = {problem["canonical_solution"].strip()}
+        seen = {kit.answer_text(problem, problem["canonical_solution"]).strip()}
         for text in texts:
             body = kit.truncate(text).rstrip() + "\n"
             if body.strip() and body.strip() not in seen:
@@ -201,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     problems = kit.load_train()
     random.Random(args.seed).shuffle(problems)
     log(f"{len(problems)} train problems")
-    pairs = canonical_pairs(problems)
+    pairs = canonical_pairs(problems, kit)
+    chat = bool(problems) and not isinstance(kit.build_prompt(problems[0]), str)
 
     def sft(run: Run, seconds: float) -> tuple[Any, int]:
         """SFT on every (problem, body) pair found so far."""
@@ -230,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         sampled = sample_completions(
             run.model,
             run.tokenizer,
-            [kit.build_prompt(p) for p in problems],
+            prompt_texts(kit, run.tokenizer, problems),
             stop=tuple(kit.STOP_SEQUENCES),
             n=args.ei_samples,
             temperature=args.ei_temperature,
@@ -238,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             batch_size=args.ei_batch_size,
             deadline=started + seconds * args.ei_sample_share,
             seed=run.seed,
+            add_special_tokens=not chat,
         )
         found = passing_pairs(kit, problems, sampled)
         solved = len({p["task_id"] for p, _ in found})
