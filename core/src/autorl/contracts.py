@@ -52,14 +52,16 @@ class JudgeContract(Protocol):
 
 class InteractiveContract(Protocol):
     """``interactive``: episodes in an environment (evaluator ``rollout``). Rows: one session
-    per line, read by ``load_sessions``. Optional: ``episode_metrics(info)``, ``ENV_OPTIONS``
-    (the evaluator-config keys forwarded to ``make_env``), ``STOP`` (reply stop strings)."""
+    per line, read by ``load_sessions``. ``build_messages`` returns chat messages or raw text
+    (a ``str``, sent without a chat template); one with an ``info`` parameter also gets the
+    episode's reset info. Optional: ``episode_metrics(info)``, ``ENV_OPTIONS`` (the
+    evaluator-config keys forwarded to ``make_env``), ``STOP`` (reply stop strings)."""
 
     def load_sessions(self, eval_path: Path) -> list[str]: ...
     def make_env(self, config: Mapping[str, Any], eval_path: Path) -> Any: ...
     def build_messages(
         self, observations: Sequence[str], actions: Sequence[str], history_window: int
-    ) -> Messages: ...
+    ) -> Messages | str: ...
     def extract_action(self, reply: str) -> str | None: ...
 
 

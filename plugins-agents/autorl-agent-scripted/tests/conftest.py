@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -109,6 +110,30 @@ def alfworld_workspace(
     """An ALFWorld workspace (every shipped train game, kit, models/base), its recipe importable."""
     task = pytest.importorskip("autorl_task_alfworld.task", reason="needs autorl-task-alfworld")
     options = {"eval_size": 2}
+    return make_workspace(
+        task.AlfWorldTask(), options, "alfworld", tmp_path, tiny_model_dir, monkeypatch
+    )
+
+
+@pytest.fixture
+def alfworld_reference_workspace(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """An ALFWorld workspace graded with the reference's raw-text prompt; its examples file is
+    synthetic (the real one is the user's download), with the real file's keys."""
+    task = pytest.importorskip("autorl_task_alfworld.task", reason="needs autorl-task-alfworld")
+    from autorl_task_alfworld.prompt import required_examples
+
+    examples = tmp_path / "alfworld_3prompts.json"
+    examples.write_text(
+        json.dumps({key: f"An example ({key}).\n> look\nNothing.\n" for key in required_examples()})
+    )
+    options = {
+        "eval_size": 2,
+        "train_size": 6,
+        "prompt": "reference",
+        "react_prompts": str(examples),
+    }
     return make_workspace(
         task.AlfWorldTask(), options, "alfworld", tmp_path, tiny_model_dir, monkeypatch
     )

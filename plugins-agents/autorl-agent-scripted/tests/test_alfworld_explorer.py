@@ -178,3 +178,38 @@ def test_slipping_explorer_trains_on_recoveries_never_on_slips(alfworld_workspac
     if after < len(episode["steps"]):
         prompt = episode["steps"][after]["messages"]
         assert any(m["content"] == episode["steps"][min(slips)]["action"] for m in prompt)
+
+
+def test_the_recipe_trains_and_samples_in_the_reference_raw_text_format(
+    alfworld_reference_workspace: Path,
+) -> None:
+    """With ALFWorld's reference prompt the grader sends raw text and stops at a newline: the
+    recipe's SFT rows are those texts with `` <action>\\n`` as the reply, its rollouts are
+    sampled from the same texts and end at the first newline, and the explorer still wins."""
+    import autorl_kit as kit
+    import explorer
+    import interactive
+    from recipe_common import load_base
+
+    assert kit.PROMPT == "reference"
+    ids = kit.train_ids()[:2]
+    episode = interactive.demonstrate(kit, ids[0], explorer.next_action, max_steps=50)
+    assert episode["success"]
+    rows, episodes = interactive.expert_rows(kit, ids)
+    assert episodes == 2
+    first = kit.expert_episode(ids[0])["steps"][0]
+    assert rows[0]["prompt"] == first["prompt"] and isinstance(first["prompt"], str)
+    model, tokenizer = load_base(alfworld_reference_workspace / "models" / "base")
+    prompt_ids, reply_ids = interactive.tokenize_rows(tokenizer, rows[:1], kit=kit)[0]
+    assert prompt_ids == tokenizer(first["prompt"])["input_ids"]
+    assert tokenizer.decode(reply_ids) == f" {first['action']}\n"
+    played = interactive.play(
+        model, tokenizer, kit, ids[:1], group_size=2, temperature=1.0, max_new_tokens=6
+    )
+    stops = interactive.newline_tokens(tokenizer)
+    for ep in played:
+        assert all("\n" not in action for action in ep.actions)
+        for i, (prompt, reply) in enumerate(ep.turns):
+            text = kit.grader_prompt(ep.session_id, ep.observations[: i + 1], ep.actions[:i])
+            assert prompt == tokenizer(text)["input_ids"]
+            assert len(reply) == 6 or reply[-1] in stops or reply[-1] == tokenizer.eos_token_id

@@ -174,3 +174,34 @@ def test_a_model_that_does_not_load_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot load the model") as info:
         RolloutEvaluator().evaluate(counter_request(tmp_path / "model", tmp_path))
     assert "save_pretrained" in str(info.value)
+
+
+def test_raw_text_prompts_end_to_end(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """A contract whose ``build_messages`` returns a ``str`` (and takes the reset info): the
+    tiny model continues the text as it is, no chat template, with the prefix-cached CPU
+    decoder and with plain batched generation alike."""
+    import counter_text_protocol as text
+    from autorl_hf.generation import Generator
+
+    def run(work: str, prefix_cache: bool) -> tuple[list[dict], list[str]]:
+        text.BUILT.clear()
+        request = dataclasses.replace(
+            counter_request(tiny_model_dir, tmp_path / work, targets=(0, 1, 2)),
+            contract=load_contract("interactive", "counter_text_protocol"),
+        )
+        request = dataclasses.replace(
+            request, config={**request.config, "prefix_cache": prefix_cache}
+        )
+        result = RolloutEvaluator().evaluate(request)
+        assert result.n == 3 and result.metrics["prefix_cache"] is prefix_cache
+        return read_trajectories(result.details_path), list(text.BUILT)
+
+    cached, prompts = run("cached", True)
+    plain, _ = run("plain", False)
+    assert [e["replies"] for e in cached] == [e["replies"] for e in plain]
+    assert prompts and all(isinstance(p, str) for p in prompts)
+    assert prompts[0] == "Count to 0, then stop.\ncount=0 target=0\n>"
+    first = Generator(tiny_model_dir, device="cpu").completions(
+        [prompts[0]], max_new_tokens=8, stop=("\n",)
+    )[0]
+    assert cached[0]["replies"][0] == first.text and "\n" not in first.text

@@ -129,3 +129,39 @@ def test_no_session_plays_nothing() -> None:
 )
 def test_fallback_action_is_the_first_nonempty_line(reply: str, sent: str) -> None:
     assert fallback_action(reply) == sent
+
+
+def test_raw_text_prompts_get_the_reset_info(tmp_path: Path) -> None:
+    """A ``build_messages`` with an ``info`` parameter gets each episode's reset info and may
+    return a ``str`` (raw text): the policy receives it as it is."""
+    import counter_text_protocol as text
+    from autorl_evaluator_rollout.protocol import load_protocol
+
+    protocol = load_protocol("counter_text_protocol")
+    assert protocol.messages_take_info and not load_protocol("counter_protocol").messages_take_info
+    assert protocol.stop == ("\n",)
+    eval_path = counter.write_sessions(tmp_path / "s.jsonl", [2, 0, 1])
+    seen: list[str] = []
+
+    def policy(prompts: list[str]) -> list[Reply]:
+        seen.extend(prompts)
+        replies = []
+        for prompt in prompts:
+            count, target = map(int, STATE_RE.findall(prompt)[-1])
+            replies.append(Reply(" inc" if count < target else " stop"))
+        return replies
+
+    lockstep = Lockstep(
+        make_env=lambda: text.make_env({}, eval_path),
+        policy=policy,
+        build_messages=protocol.build_messages,
+        extract_action=protocol.extract_action,
+        batch_size=2,
+        prompt_info=protocol.messages_take_info,
+    )
+    episodes = lockstep.run(protocol.load_sessions(eval_path))
+    assert all(e.success for e in episodes) and [e.steps for e in episodes] == [3, 1, 2]
+    assert all(isinstance(p, str) for p in seen)
+    assert "Count to 2, then stop.\ncount=0 target=2\n> inc\ncount=1 target=2\n>" in seen
+    assert episodes[0].reset_info == {"intro": "Count to 2, then stop."}
+    assert "reset_info" not in episodes[0].record()

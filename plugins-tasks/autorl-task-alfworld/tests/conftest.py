@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 from autorl_task_alfworld.task import AlfWorldTask
 
 from autorl.types import PreparedTask, TaskContext
+
+sys.path.insert(0, str(Path(__file__).parent))  # react_examples
 
 
 def prepare(cache: Path, **options: object) -> PreparedTask:

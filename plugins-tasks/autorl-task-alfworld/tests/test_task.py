@@ -9,9 +9,15 @@ from pathlib import Path
 
 import pytest
 from autorl_task_alfworld import official, protocol
-from autorl_task_alfworld.prompt import EXAMPLE_CLEAN, build_messages, extract_action
+from autorl_task_alfworld.prompt import (
+    EXAMPLE_CLEAN,
+    REACT_PROMPTS_FILE,
+    build_messages,
+    extract_action,
+)
 from autorl_task_alfworld.task import DATA_ENV, AlfWorldTask, parse_options
 from autorl_testing import conformance
+from react_examples import write_examples
 
 from autorl.engine.workspace import build_workspace, make_writable
 from autorl.errors import ConfigError
@@ -50,7 +56,7 @@ def test_options_resize_and_limit(tmp_path: Path) -> None:
     assert len((small.kit_dir / "alfworld_games" / "index.jsonl").read_text().splitlines()) == 10
     config = json.loads((small.kit_dir / "alfworld_games" / "config.json").read_text())
     # the kit's make_env() default and prompt window follow the grader's
-    assert config == {"max_steps": 10, "history_window": 3}
+    assert config == {"max_steps": 10, "history_window": 3, "prompt": "chat"}
 
 
 @pytest.mark.parametrize(
@@ -76,7 +82,8 @@ def test_alfworld_data_variable_is_the_default_data_path(tmp_path: Path) -> None
     # alfworld sets $ALFWORLD_DATA to its download cache on import: empty means shipped games
     assert parse_options({}, environ={DATA_ENV: str(tmp_path)}).data_path is None
     _fake_official(tmp_path / "alfworld")
-    chosen = parse_options({}, environ={DATA_ENV: str(tmp_path / "alfworld")}).data_path
+    chat = {"prompt": "chat"}  # the reference prompt's examples file is not there
+    chosen = parse_options(chat, environ={DATA_ENV: str(tmp_path / "alfworld")}).data_path
     assert chosen == (tmp_path / "alfworld").resolve()
     with pytest.raises(ConfigError, match=r"task option data_path = .* lacks json_2\.1\.1/train"):
         parse_options({"data_path": str(tmp_path)}, environ={})
@@ -215,6 +222,7 @@ def test_official_layout_is_found_and_split(tmp_path: Path) -> None:
     ]
     assert evals[0]["goal"] == "put a mug in shelf valid_unseen 0"
     assert len(official.collect(data, official.TRAIN_SPLIT)) == 2  # unsolvable + Sliced skipped
+    write_examples(data / REACT_PROMPTS_FILE)  # autorl reference download fetches the real one
     prepared = prepare(tmp_path / "cache", data_path=str(data))
     rows = _eval_rows(prepared)
     assert prepared.split == "alfworld-valid-unseen" and len(rows) == 2
@@ -224,12 +232,23 @@ def test_official_layout_is_found_and_split(tmp_path: Path) -> None:
     assert "valid_unseen" not in kit_text and str(data) not in kit_text
     assert len(list((prepared.kit_dir / "alfworld_games").glob("*/game.tw-pddl"))) == 2
     # the reference's protocol on the official games: 50 steps, 100 new tokens, greedy, the whole
-    # history in the prompt (RD-Agent's autorl_bench ALFWorld eval); the kit plays the same
+    # history in the prompt, the reference's raw-text prompt (RD-Agent's autorl_bench ALFWorld
+    # eval); the kit plays the same
     config = prepared.evaluator_config
     assert (config["max_steps"], config["max_new_tokens"], config["temperature"]) == (50, 100, 0.0)
     assert config["history_window"] >= config["max_steps"]
+    assert prepared.contract == "autorl_task_alfworld.protocol_reference"
     kit_config = json.loads((prepared.kit_dir / "alfworld_games" / "config.json").read_text())
-    assert kit_config == {"max_steps": 50, "history_window": config["history_window"]}
+    assert kit_config == {
+        "max_steps": 50,
+        "history_window": config["history_window"],
+        "prompt": "reference",
+    }
+    chat = prepare(tmp_path / "chat", data_path=str(data), prompt="chat")
+    assert chat.contract == "autorl_task_alfworld.protocol"
+    assert chat.evaluator_config["max_new_tokens"] == 100 and "react_prompts" not in (
+        chat.evaluator_config
+    )
     with pytest.raises(ConfigError, match="holds 2 solvable games, 3 asked"):
         prepare(tmp_path / "c2", data_path=str(data), eval_size=3)
     with pytest.raises(ConfigError, match=r"lacks json_2\.1\.1/valid_unseen"):

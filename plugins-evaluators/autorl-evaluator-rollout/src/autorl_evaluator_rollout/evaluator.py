@@ -20,7 +20,7 @@ from typing import Any
 
 from autorl.errors import ConfigError
 from autorl.types import EvalRequest, EvalResult
-from autorl_evaluator_rollout.lockstep import Episode, Lockstep, Messages, Reply
+from autorl_evaluator_rollout.lockstep import Episode, Lockstep, Prompt, Reply
 from autorl_evaluator_rollout.options import Options, Settings, env_config, parse_settings
 from autorl_evaluator_rollout.prefix_decoding import PrefixCachedDecoder, supports_prefix_cache
 from autorl_evaluator_rollout.protocol import Protocol, from_contract
@@ -47,7 +47,7 @@ class GeneratorPolicy:
     decoder: Any = None
     """A :class:`PrefixCachedDecoder` over the same model (CPU path), or None."""
 
-    def __call__(self, prompts: list[Messages]) -> list[Reply]:
+    def __call__(self, prompts: list[Prompt]) -> list[Reply]:
         engine = self.decoder if self.decoder is not None else self.generator
         completions = engine.completions(
             prompts,
@@ -207,6 +207,7 @@ class RolloutEvaluator:
             history_window=settings.history_window,
             episode_metrics=protocol.episode_metrics,
             progress=request.progress,
+            prompt_info=protocol.messages_take_info,
         )
         episodes = sorted(lockstep.run(sessions), key=lambda e: position[e.session_id])
         seconds = time.monotonic() - loaded

@@ -5,8 +5,8 @@ policy together (one batched generation instead of one per episode). When an epi
 next session starts in its slot on the following turn (episode-level continuous batching), so the
 batch stays full until the sessions run out. Each slot owns one environment, made once.
 
-The policy is any function from a list of chat prompts to as many replies, so this module knows
-nothing about models (the tests drive it with scripted policies too).
+The policy is any function from a list of prompts (chat messages, or raw-text strings) to as many
+replies, so this module knows nothing about models (the tests drive it with scripted policies too).
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ class Reply:
 
 
 Messages = list[dict[str, str]]
-Policy = Callable[[list[Messages]], Sequence[Reply]]
+Prompt = Messages | str
+"""Chat messages (the generator applies the chat template) or raw text (sent as it is)."""
+Policy = Callable[[list[Prompt]], Sequence[Reply]]
 ProgressFn = Callable[[int, int], None]
 
 
@@ -55,6 +57,8 @@ class Episode:
     final_info: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, float] = field(default_factory=dict)
     stopped_by_evaluator: bool = False
+    reset_info: dict[str, Any] = field(default_factory=dict)
+    """What ``env.reset`` returned with the first observation (not in the trajectory file)."""
 
     @property
     def steps(self) -> int:
@@ -102,12 +106,14 @@ class Lockstep:
 
     make_env: Callable[[], Any]
     policy: Policy
-    build_messages: Callable[..., Messages]
+    build_messages: Callable[..., Prompt]
     extract_action: Callable[[str], str | None]
     batch_size: int = 16
     history_window: int = 4
     episode_metrics: Callable[[dict[str, Any]], Mapping[str, float]] | None = None
     progress: ProgressFn | None = None
+    prompt_info: bool = False
+    """Pass each episode's reset info to ``build_messages`` (``info=...``)."""
     on_episode: Callable[[Episode], None] | None = None
     max_steps: int = SAFETY_STEPS
     turns: int = 0
@@ -155,7 +161,7 @@ class Lockstep:
 
     def _start(self, env: Any, index: int, session_id: str) -> Episode:
         try:
-            observation, _info = env.reset(session_id)
+            observation, info = env.reset(session_id)
         except KeyError as exc:
             raise ConfigError(
                 f"evaluator 'rollout': the environment cannot reset to eval session "
@@ -163,12 +169,20 @@ class Lockstep:
                 hint="the protocol's make_env must build an environment over the sessions "
                 "that load_sessions returns",
             ) from None
-        return Episode(index=index, session_id=session_id, observations=[str(observation)])
-
-    def _prompt(self, episode: Episode) -> Messages:
-        return self.build_messages(
-            list(episode.observations), list(episode.actions), self.history_window
+        return Episode(
+            index=index,
+            session_id=session_id,
+            observations=[str(observation)],
+            reset_info=dict(info or {}),
         )
+
+    def _prompt(self, episode: Episode) -> Prompt:
+        observations, actions = list(episode.observations), list(episode.actions)
+        if self.prompt_info:
+            return self.build_messages(
+                observations, actions, self.history_window, info=episode.reset_info
+            )
+        return self.build_messages(observations, actions, self.history_window)
 
     def _step(self, env: Any, episode: Episode, reply: Reply) -> None:
         action = self.extract_action(reply.text)

@@ -6,7 +6,11 @@ What an interactive task provides (see docs/evaluators/rollout.md):
 - ``load_sessions(eval_path) -> list[str]``: the eval session ids, in order;
 - ``make_env(config, eval_path) -> env``: a fresh environment able to reset to any eval session;
   called once per concurrent episode slot (the module caches heavy shared state itself);
-- ``build_messages(observations, actions, history_window) -> list[dict]``: the chat prompt;
+- ``build_messages(observations, actions, history_window) -> list[dict] | str``: the prompt,
+  chat messages (through the model's chat template) or a ``str`` (raw text, no template, as a
+  completion model gets it); a ``build_messages`` with a parameter named ``info`` also gets the
+  info dict ``env.reset`` returned for the episode (``info=...``: a prompt that depends on the
+  session, e.g. few-shot examples chosen by its task type);
 - ``extract_action(reply) -> str | None``: the action in a reply (None = unparseable).
 
 Optional extensions (a module without them works):
@@ -20,6 +24,7 @@ Optional extensions (a module without them works):
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,12 +39,22 @@ class Protocol:
     name: str
     load_sessions: Callable[..., Any]
     make_env: Callable[..., Any]
-    build_messages: Callable[..., list[dict[str, str]]]
+    build_messages: Callable[..., list[dict[str, str]] | str]
     extract_action: Callable[[str], str | None]
     episode_metrics: Callable[[dict[str, Any]], Mapping[str, float]] | None = None
     env_options: Mapping[str, str] | None = None
     """Declared ``make_env`` keys (name -> description), or None when the task declares none."""
     stop: tuple[str, ...] = field(default_factory=tuple)
+    messages_take_info: bool = False
+    """``build_messages`` has an ``info`` parameter: it gets the episode's reset info."""
+
+
+def takes_info(build_messages: Callable[..., Any]) -> bool:
+    """Whether ``build_messages`` declares a parameter named ``info``."""
+    try:
+        return "info" in inspect.signature(build_messages).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
 
 
 def _env_options(name: str, module: Any) -> Mapping[str, str] | None:
@@ -97,4 +112,5 @@ def from_contract(module: Any, name: str) -> Protocol:
         episode_metrics=metrics,
         env_options=_env_options(name, module),
         stop=_stop(name, module),
+        messages_take_info=takes_info(module.build_messages),
     )

@@ -6,6 +6,11 @@ Each game runs in the real engine: TextWorld's PDDL backend (``textworld.start``
 action). On top of it, what the ReAct protocol adds: ``think: ...`` actions answer ``OK.`` and
 use a step; the episode ends when the goal is reached (success) or after ``max_steps`` steps.
 An action the engine does not know answers ``Nothing happens.`` and uses a step, as in ALFWorld.
+With ``verbatim=True`` it plays exactly as the reference's ReAct loop does (RD-Agent's
+``autorl_bench`` ALFWorld evaluator): the action goes to the engine as it is (no white-space
+folding), only a lower-case ``think:`` is a thought, observations are not stripped but cleaned
+by :func:`process_ob`, and the first observation drops the first paragraph
+(:func:`reference_observation`).
 Needs ``textworld`` and ``alfworld``; no import of autorl (also copied into the workspace kit).
 """
 
@@ -22,12 +27,26 @@ DEFAULT_MAX_STEPS = 50
 BANNER = "-= Welcome to TextWorld, ALFRED! =-"
 THINK_PREFIX = "think:"
 THINK_REPLY = "OK."
+ARRIVE_AT_LOC = "You arrive at loc "
 
 
 def first_observation(feedback: str) -> str:
     """The reset text without the banner, as ReAct feeds it: the room, then the task line."""
     parts = [p.strip() for p in feedback.split("\n\n") if p.strip() and p.strip() != BANNER]
     return "\n".join(parts)
+
+
+def reference_observation(feedback: str) -> str:
+    """The first observation as the reference takes it: the first paragraph (the banner)
+    dropped, the others joined by one newline."""
+    return "\n".join(feedback.split("\n\n")[1:])
+
+
+def process_ob(observation: str) -> str:
+    """ReAct's observation cleaning: a leading ``You arrive at loc N. `` is cut."""
+    if observation.startswith(ARRIVE_AT_LOC):
+        observation = observation[observation.find(". ") + 2 :]
+    return observation
 
 
 _PARSE_CACHE: dict[tuple[Any, ...], Any] = {}
@@ -107,6 +126,7 @@ class AlfWorldEnv:
     ``games`` maps a session id to its ``game.tw-pddl``; ``reset`` of any other id raises
     KeyError. With ``expert=True`` the info dict carries ``expert_action``, the hand-coded
     expert's next action (train games only: it reads the game's ``traj_data.json``).
+    ``verbatim=True``: the reference's ReAct loop exactly (see the module docstring).
     """
 
     def __init__(
@@ -114,6 +134,7 @@ class AlfWorldEnv:
         games: Mapping[str, str | Path],
         max_steps: int = DEFAULT_MAX_STEPS,
         expert: bool = False,
+        verbatim: bool = False,
     ) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
@@ -121,6 +142,7 @@ class AlfWorldEnv:
         self.session_ids = list(self._games)
         self.max_steps = max_steps
         self.expert = expert
+        self.verbatim = verbatim
         self._tw: Any = None
         self._loaded: Path | None = None
         self._session: str | None = None
@@ -140,22 +162,29 @@ class AlfWorldEnv:
             random.seed(int(hashlib.sha256(session_id.encode()).hexdigest()[:8], 16))
         self._state = self._tw.reset()
         self._session, self._steps, self._done, self._won = session_id, 0, False, False
-        return first_observation(self._state.feedback), self._info(won=False)
+        feedback = self._state.feedback
+        if self.verbatim:
+            return reference_observation(feedback), self._info(won=False)
+        return first_observation(feedback), self._info(won=False)
 
     def step(self, action: str) -> tuple[str, float, bool, dict[str, Any]]:
         if self._session is None:
             raise RuntimeError("call reset(session_id) before step()")
         if self._done:
             return "The episode is over.", 0.0, True, self._info(won=self._won)
-        action = " ".join(str(action).split())
+        action = str(action) if self.verbatim else " ".join(str(action).split())
         self._steps += 1
         won = False
-        if action.lower().startswith(THINK_PREFIX):
+        thought = action if self.verbatim else action.lower()
+        if thought.startswith(THINK_PREFIX):
+            # the reference also steps the engine, which answers "Nothing happens." and changes
+            # nothing; then it shows "OK."
             observation, valid = THINK_REPLY, True
         else:
             valid = action in self._state["admissible_commands"]
             self._state, _, _ = self._tw.step(action)
-            observation = self._state.feedback.strip()
+            feedback = self._state.feedback
+            observation = process_ob(feedback) if self.verbatim else feedback.strip()
             won = bool(self._state["won"])
         self._won = won
         self._done = won or self._steps >= self.max_steps

@@ -11,6 +11,11 @@ id>)`` fails with KeyError).
     obs, info = env.reset(kit.train_ids()[0])
     obs, reward, done, info = env.step("go to countertop 1")
     episode = kit.expert_episode(kit.train_ids()[0])   # SFT data in the evaluator's format
+    prompt = kit.grader_prompt(session_id, observations, actions)   # exactly what the grader sends
+
+``PROMPT`` says which prompt the grader uses in this run: ``chat`` (``build_messages``, through
+the chat template) or ``reference`` (the ReAct paper's raw text, no chat template; its examples
+file is next to this one).
 
 Needs the ``textworld`` and ``alfworld`` packages (the real engine); the rest is standard library.
 """
@@ -31,13 +36,20 @@ from alfworld_env.prompt import (  # noqa: E402
     HISTORY_WINDOW as PROMPT_HISTORY_WINDOW,
 )
 from alfworld_env.prompt import (  # noqa: E402
+    REACT_PROMPTS_FILE,
     STOP,
     build_messages,
+    build_reference_prompt,
     extract_action,
+    load_react_prompts,
+    reference_action,
+    reference_prefix,
 )
 from autorl_task_common.react import play_expert  # noqa: E402
 
 GAMES_DIR = KIT_DIR / "alfworld_games"
+EXAMPLES_FILE = KIT_DIR / REACT_PROMPTS_FILE
+"""The reference prompt's ReAct examples (present when ``PROMPT == "reference"``)."""
 GAME_FILE = "game.tw-pddl"
 SUCCESS_THRESHOLD = 1.0
 """An episode succeeds when the goal is reached (reward 1.0); the metric is the success rate."""
@@ -45,6 +57,7 @@ SUCCESS_THRESHOLD = 1.0
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "HISTORY_WINDOW",
+    "PROMPT",
     "STOP",
     "SUCCESS_THRESHOLD",
     "AlfWorldEnv",
@@ -52,6 +65,9 @@ __all__ = [
     "eval_max_steps",
     "expert_episode",
     "extract_action",
+    "grader_action",
+    "grader_prompt",
+    "grader_reply",
     "load_train",
     "make_env",
     "train_ids",
@@ -84,6 +100,43 @@ def eval_max_steps() -> int:
 
 HISTORY_WINDOW: int = int(_grader_config().get("history_window", PROMPT_HISTORY_WINDOW))
 """The grader's history window for this run (3 on the shipped games, 50 on the official ones)."""
+PROMPT: str = str(_grader_config().get("prompt", "chat"))
+"""The grader's prompt in this run: ``chat`` or ``reference`` (raw text, no chat template)."""
+_EXAMPLES: dict[str, str] = {}
+
+
+def task_type(session_id: str) -> str:
+    """The task type of a train game (``pick_heat_then_place_in_recep``...)."""
+    for row in load_train():
+        if row["session_id"] == session_id:
+            return str(row["task_type"])
+    raise KeyError(session_id)
+
+
+def grader_prompt(
+    session_id: str, observations: list[str], actions: list[str]
+) -> list[dict[str, str]] | str:
+    """Exactly what the grader sends before the next action of this game: chat messages
+    (``PROMPT == "chat"``) or, with the reference prompt, the raw text to continue (the two
+    ReAct examples of the game's task type, then the whole history)."""
+    if PROMPT != "reference":
+        return build_messages(observations, actions, HISTORY_WINDOW)
+    if not _EXAMPLES:
+        _EXAMPLES.update(load_react_prompts(EXAMPLES_FILE))
+    prefix = reference_prefix(_EXAMPLES, task_type(session_id))
+    return build_reference_prompt(prefix, observations, actions)
+
+
+def grader_reply(action: str) -> str:
+    """The reply that takes ``action``: with the reference prompt, what follows its ``>`` up to
+    the newline the grader stops at (``" <action>\\n"``, as its history writes each action);
+    in chat, the action itself."""
+    return f" {action}\n" if PROMPT == "reference" else action
+
+
+def grader_action(reply: str) -> str | None:
+    """The action the grader reads from a reply (None: unparseable, the reply is sent as is)."""
+    return reference_action(reply) if PROMPT == "reference" else extract_action(reply)
 
 
 def make_env(max_steps: int | None = None, expert: bool = False) -> AlfWorldEnv:
@@ -91,7 +144,8 @@ def make_env(max_steps: int | None = None, expert: bool = False) -> AlfWorldEnv:
     the grader's step limit. With ``expert=True`` each info dict also holds ``expert_action``
     (ALFWorld's hand-coded expert's next action)."""
     steps = eval_max_steps() if max_steps is None else max_steps
-    return AlfWorldEnv(_game_files(), max_steps=steps, expert=expert)
+    verbatim = PROMPT == "reference"  # the reference's loop: actions and observations as they are
+    return AlfWorldEnv(_game_files(), max_steps=steps, expert=expert, verbatim=verbatim)
 
 
 def expert_episode(
@@ -102,14 +156,25 @@ def expert_episode(
 ) -> dict[str, Any]:
     """Play ALFWorld's hand-coded expert on a train game and return SFT data.
 
-    ``{"session_id", "reward", "success", "steps": [{"messages": [...], "action": "..."}]}``:
-    each step's ``messages`` is exactly what the evaluator would send before that action.
+    ``{"session_id", "reward", "success", "steps": [{"messages", "prompt", "action"}]}``:
+    each step's ``prompt`` is exactly what the evaluator would send before that action
+    (:func:`grader_prompt`); ``messages`` the chat prompt (the same as ``prompt`` when
+    ``PROMPT == "chat"``).
     """
     if env is None or not env.expert:
         # the expert plays to the end (50 steps), even when the grader's limit is lower: the
         # prompt of each step does not depend on the limit
         env = make_env(max_steps=max_steps or DEFAULT_MAX_STEPS, expert=True)
+    prompts: list[Any] = []
+
+    def build(observations: Any, actions: Any, window: int) -> list[dict[str, str]]:
+        prompts.append(grader_prompt(session_id, list(observations), list(actions)))
+        return build_messages(observations, actions, window)
+
     # ALFWorld's hand-coded expert: each info holds its next action
-    return play_expert(
-        env, session_id, lambda info: info["expert_action"], build_messages, history_window
+    episode = play_expert(
+        env, session_id, lambda info: info["expert_action"], build, history_window
     )
+    for step, prompt in zip(episode["steps"], prompts, strict=True):
+        step["prompt"] = prompt
+    return episode

@@ -9,12 +9,18 @@ Layout, as ``alfworld-download`` writes it::
 Games are collected as ALFWorld's ``AlfredTWEnv.collect_game_files`` does: a ``traj_data.json``
 of one of the six task types, no ``movable``/``Sliced`` variant, a ``game.tw-pddl`` marked
 solvable. The session id is the game folder relative to ``json_2.1.1`` (``valid_unseen/...``).
+
+The reference prompt's examples are not in that download: :func:`fetch_react_prompts` gets the
+ReAct repository's ``prompts/alfworld_3prompts.json`` (the file RD-Agent's ``autorl_bench``
+ships as ``react_prompts.json``, byte for byte) and checks its SHA-256.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +41,32 @@ TASK_TYPES = frozenset(
     }
 )
 GOAL_MARK = "Your task is to: "
+REACT_PROMPTS_URL = (
+    "https://raw.githubusercontent.com/ysymyth/ReAct/master/prompts/alfworld_3prompts.json"
+)
+REACT_PROMPTS_SHA256 = "a10976b4ae99f4802aa9e621933bb71065ae103f2bd273a24466ab1005fbc45a"
+"""Of ysymyth/ReAct's file at commit 6bdb3a1 (2023-07-14), the same as RD-Agent's
+``benchmarks/alfworld/react_prompts.json`` at commit 471eb30 (2026-03-19)."""
+
+
+def fetch_react_prompts(target: Path, url: str | None = None, timeout: float = 60) -> Path:
+    """Download the ReAct examples file to ``target``, checked against
+    :data:`REACT_PROMPTS_SHA256`; written only when complete and right. Raises OSError when the
+    host cannot be reached, ValueError when the bytes are not the expected file."""
+    url = url or REACT_PROMPTS_URL
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        data = response.read()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != REACT_PROMPTS_SHA256:
+        raise ValueError(
+            f"{url} gave {len(data)} bytes with SHA-256 {digest[:12]}..., not the expected "
+            f"{REACT_PROMPTS_SHA256[:12]}..."
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".part")
+    partial.write_bytes(data)
+    partial.replace(target)
+    return target
 
 
 def missing_parts(data_path: Path) -> list[str]:

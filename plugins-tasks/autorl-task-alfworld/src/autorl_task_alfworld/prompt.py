@@ -12,13 +12,22 @@ observation; then each action is an assistant message and each observation a use
 Only the last ``history_window`` turns (at least one) are sent in full: older turns are folded
 into one line listing their actions, so a prompt stays small enough for CPU inference even at
 50 steps.
+
+The reference's own prompt (task option ``prompt = "reference"``, :func:`build_reference_prompt`)
+is raw text for a completion model, no chat template: the ReAct paper's ALFWorld prompt, with
+the two examples of the game's task type read from the ReAct repository's
+``prompts/alfworld_3prompts.json`` (the user's download; never shipped here), then the task and
+the whole history, each action after ``>``. It is what RD-Agent's ``autorl_bench`` ALFWorld
+evaluator (``benchmarks/alfworld/eval.py``) sends to vLLM.
 Standard library and ``autorl_task_common`` only (both copied into the workspace kit).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from autorl_task_common.react import check_turns
 
@@ -104,3 +113,84 @@ def extract_action(reply: str) -> str | None:
         if line:
             return " ".join(line.split())
     return None
+
+
+# -- the reference's raw-text ReAct prompt ---------------------------------------------------
+
+REACT_PROMPTS_FILE = "alfworld_3prompts.json"
+"""The examples file: ``prompts/alfworld_3prompts.json`` of the ReAct repository (RD-Agent ships
+the same bytes as ``benchmarks/alfworld/react_prompts.json``)."""
+REFERENCE_INSTRUCTION = "Interact with a household to solve a task. Here are two examples.\n"
+REFERENCE_TASK_HEADER = "\nHere is the task.\n"
+REFERENCE_MAX_NEW_TOKENS = 100
+"""The reference's ``max_tokens`` per reply (greedy, stop at the first newline: :data:`STOP`)."""
+REFERENCE_KEYS: tuple[tuple[str, str], ...] = (
+    ("pick_and_place", "put"),
+    ("pick_clean_then_place", "clean"),
+    ("pick_heat_then_place", "heat"),
+    ("pick_cool_then_place", "cool"),
+    ("look_at_obj", "examine"),
+    ("pick_two_obj", "puttwo"),
+)
+"""Task-type prefix -> examples key, tried in this order (the reference's ``TASK_PREFIXES``)."""
+
+
+def reference_key(task_type: str) -> str:
+    """The examples key of a task type (``pick_heat_then_place_in_recep`` -> ``heat``)."""
+    for prefix, key in REFERENCE_KEYS:
+        if task_type.startswith(prefix):
+            return key
+    raise ValueError(
+        f"task type {task_type!r} has no ReAct examples (known prefixes: "
+        f"{', '.join(p for p, _ in REFERENCE_KEYS)})"
+    )
+
+
+def example_keys(key: str) -> tuple[str, str]:
+    """The two examples of ``key`` in prompt order: ``react_<key>_1`` then ``react_<key>_0``."""
+    return f"react_{key}_1", f"react_{key}_0"
+
+
+def required_examples() -> list[str]:
+    """Every examples-file key the reference prompt can need."""
+    return [name for _, key in REFERENCE_KEYS for name in example_keys(key)]
+
+
+def load_react_prompts(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The examples file as a dict; ValueError naming what is wrong if it is not a JSON object of
+    strings holding every key of :func:`required_examples` (OSError if it cannot be read)."""
+    with open(path, encoding="utf-8") as fh:
+        try:
+            examples = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path} is not JSON ({exc})") from None
+    if not isinstance(examples, dict):
+        raise ValueError(f"{path} must hold a JSON object, got {type(examples).__name__}")
+    missing = [k for k in required_examples() if not isinstance(examples.get(k), str)]
+    if missing:
+        raise ValueError(f"{path} lacks the example(s) {', '.join(missing)}")
+    return examples
+
+
+def reference_prefix(examples: Mapping[str, str], task_type: str) -> str:
+    """Everything before the first observation: the instruction, the two examples of the task
+    type (``_1`` then ``_0``, as they are) and :data:`REFERENCE_TASK_HEADER`."""
+    first, second = example_keys(reference_key(task_type))
+    return REFERENCE_INSTRUCTION + examples[first] + examples[second] + REFERENCE_TASK_HEADER
+
+
+def build_reference_prompt(prefix: str, observations: Sequence[str], actions: Sequence[str]) -> str:
+    """The reference's prompt before the next action: ``prefix + first observation + "\\n>"``,
+    then per turn ``" {action}\\n{observation}\\n>"``; the whole history, never folded."""
+    check_turns(observations, actions)
+    history = "".join(
+        f" {action}\n{observation}\n>"
+        for action, observation in zip(actions, observations[1:], strict=True)
+    )
+    return prefix + observations[0] + "\n>" + history
+
+
+def reference_action(reply: str) -> str | None:
+    """The action is the reply stripped, as it is (None when that is empty: the evaluator then
+    sends the empty action, as the reference does, and counts it unparsed)."""
+    return reply.strip() or None

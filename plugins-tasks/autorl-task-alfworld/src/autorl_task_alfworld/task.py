@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from autorl_data.cache import build_once, files_digest, params_digest
 from autorl_task_common import copy_into_kit, kit_sources
@@ -30,7 +30,13 @@ from autorl_task_alfworld.games import (
     materialize,
     read_records,
 )
-from autorl_task_alfworld.prompt import HISTORY_WINDOW
+from autorl_task_alfworld.prompt import (
+    HISTORY_WINDOW,
+    REACT_PROMPTS_FILE,
+    REFERENCE_MAX_NEW_TOKENS,
+    load_react_prompts,
+)
+from autorl_task_alfworld.protocol_reference import file_sha256
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATA_DIR = PACKAGE_DIR / "data"
@@ -43,8 +49,14 @@ ENV_MODULES = ("env.py", "prompt.py", "games.py")
 
 OFFLINE_SPLIT = "offline-generated"
 REFERENCE_SPLIT = "alfworld-valid-unseen"
-CONTRACT = "autorl_task_alfworld.protocol"
-"""The 'interactive' contract the rollout evaluator plays the games with."""
+CONTRACTS = {
+    "chat": "autorl_task_alfworld.protocol",
+    "reference": "autorl_task_alfworld.protocol_reference",
+}
+"""The 'interactive' contract the rollout evaluator plays the games with, per prompt."""
+CONTRACT = CONTRACTS["chat"]
+KIT_EXAMPLES = REACT_PROMPTS_FILE
+"""The examples file's name in the kit (public prompts, not held-out data)."""
 DATA_ENV = "ALFWORLD_DATA"
 
 EVALUATOR_CONFIG: dict[str, Any] = {
@@ -58,6 +70,12 @@ EVALUATOR_CONFIG: dict[str, Any] = {
 REFERENCE_EVALUATOR_CONFIG: dict[str, Any] = {"max_new_tokens": 100, "history_window": 50}
 """With the official games, the reference's numbers: 100 new tokens and the whole history in the
 prompt (a window of 50 turns never folds a 50-step episode); tests pin them."""
+PROMPT_EVALUATOR_CONFIG: dict[str, dict[str, Any]] = {
+    "chat": {},
+    "reference": {"max_new_tokens": REFERENCE_MAX_NEW_TOKENS, "history_window": 50},
+}
+"""The reference prompt's numbers on any games: 100 new tokens (the window is unused: it sends
+the whole history)."""
 
 
 class Options(OptionsModel):
@@ -73,6 +91,17 @@ class Options(OptionsModel):
     )
     train_size: PositiveInt | None = Field(None, description="cap on the train games")
     max_steps: PositiveInt = Field(50, description="steps per game before it ends unsolved")
+    prompt: Literal["chat", "reference"] | None = Field(
+        None,
+        description="the grader's prompt: chat (our two examples through the chat template; "
+        "default on the shipped games) or reference (the ReAct paper's raw-text prompt with "
+        "its examples, as RD-Agent's autorl_bench; default with data_path)",
+    )
+    react_prompts: Path | None = Field(
+        None,
+        description=f"the ReAct examples file of prompt = reference (default "
+        f"<data_path>/{REACT_PROMPTS_FILE}, written by autorl reference download)",
+    )
 
 
 OPTIONS = describe_options(Options)
@@ -84,6 +113,10 @@ class Settings:
     eval_size: int | None
     train_size: int | None
     max_steps: int
+    prompt: str = "chat"
+    react_prompts: Path | None = None
+    """The examples file (prompt = reference only), checked complete."""
+    react_prompts_sha256: str | None = None
 
 
 def parse_options(options: Mapping[str, Any], environ: Mapping[str, str] = os.environ) -> Settings:
@@ -112,12 +145,61 @@ def parse_options(options: Mapping[str, Any], environ: Mapping[str, str] = os.en
                 hint=f"it must hold the official {official.JSON_DIR}/train and "
                 f"{official.JSON_DIR}/valid_unseen game folders (alfworld-download)",
             )
+    prompt = opts.prompt or ("chat" if path is None else "reference")
+    examples = _examples_file(prompt, opts.react_prompts, path)
     return Settings(
         data_path=path,
         eval_size=opts.eval_size,
         train_size=opts.train_size,
         max_steps=opts.max_steps,
+        prompt=prompt,
+        react_prompts=examples,
+        react_prompts_sha256=file_sha256(examples) if examples is not None else None,
     )
+
+
+def _examples_file(prompt: str, option: Path | None, data_path: Path | None) -> Path | None:
+    """The reference prompt's examples file, checked readable and complete; None for chat.
+    Never a silent fallback: a reference prompt without its file is an error."""
+    fix = (
+        "run `autorl reference download DATA_DIR --task alfworld` (it also fetches the ReAct "
+        f"examples prompts/alfworld_3prompts.json of github.com/ysymyth/ReAct as "
+        f"{REACT_PROMPTS_FILE}), "
+        'or set task option react_prompts to that file, or prompt = "chat"'
+    )
+    if prompt != "reference":
+        if option is not None:
+            raise ConfigError(
+                'alfworld: task option react_prompts is only read with prompt = "reference"',
+                hint='set prompt = "reference", or drop react_prompts',
+            )
+        return None
+    if option is not None:
+        path, where = Path(option).expanduser().resolve(), "task option react_prompts"
+    elif data_path is not None:
+        path, where = (
+            data_path / REACT_PROMPTS_FILE,
+            f"the default <data_path>/{REACT_PROMPTS_FILE}",
+        )
+    else:
+        raise ConfigError(
+            'alfworld: prompt = "reference" needs the ReAct examples file, and neither '
+            "react_prompts nor data_path is set",
+            hint=fix,
+        )
+    if not path.is_file():
+        raise ConfigError(
+            f"alfworld: the reference prompt's examples file {path} ({where}) does not exist",
+            hint=fix,
+        )
+    try:
+        load_react_prompts(path)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"alfworld: the reference prompt's examples file ({where}) is unusable: {exc}",
+            hint=fix,
+        ) from None
+    return path
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -141,12 +223,25 @@ class AlfWorldTask:
     version = "1"
 
     def download(self, dest: Path) -> Path:
-        """ALFWorld's own downloader (``alfworld-download --data-dir dest``: the json_2.1.1
-        games, ~2 GB from GitHub releases); then ``data_path = dest`` (or ``$ALFWORLD_DATA``)."""
+        """The reference prompt's examples (``dest/alfworld_3prompts.json``, from the ReAct
+        repository on GitHub, SHA-256 checked; first, as it fails fast offline), then ALFWorld's
+        own downloader (``alfworld-download --data-dir dest``: the json_2.1.1 games, ~2 GB from
+        GitHub releases); then ``data_path = dest`` (or ``$ALFWORLD_DATA``)."""
         import sys
 
         from autorl_data.fetch import command
 
+        target = Path(dest) / REACT_PROMPTS_FILE
+        try:
+            official.fetch_react_prompts(target)
+        except (OSError, ValueError) as exc:  # no route, HTTP error, timeout, wrong bytes
+            raise ConfigError(
+                f"alfworld: cannot fetch the ReAct examples {official.REACT_PROMPTS_URL}: "
+                f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                hint=f"run where raw.githubusercontent.com is reachable, or save "
+                f"prompts/alfworld_3prompts.json of github.com/ysymyth/ReAct as {target} by "
+                "hand; see docs/tasks/alfworld.md",
+            ) from None
         tool = Path(sys.executable).with_name("alfworld-download")
         return command([str(tool), "--data-dir", str(dest)], dest, who="alfworld")
 
@@ -159,17 +254,29 @@ class AlfWorldTask:
             split_dir, split = self._reference(cache, settings), REFERENCE_SPLIT
         meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
         reference = REFERENCE_EVALUATOR_CONFIG if split == REFERENCE_SPLIT else {}
-        config = {**EVALUATOR_CONFIG, **reference, "max_steps": settings.max_steps}
+        config = {
+            **EVALUATOR_CONFIG,
+            **reference,
+            **PROMPT_EVALUATOR_CONFIG[settings.prompt],
+            "max_steps": settings.max_steps,
+        }
+        if settings.react_prompts is not None:
+            config["react_prompts"] = str(settings.react_prompts)
+            config["react_prompts_sha256"] = settings.react_prompts_sha256
         return PreparedTask(
             train_files=(split_dir / "train.jsonl",),
             eval_path=split_dir / "eval.jsonl",
             description=describe(
-                split=split, n_train=meta["n_train"], n_eval=meta["n_eval"], evaluator_config=config
+                split=split,
+                n_train=meta["n_train"],
+                n_eval=meta["n_eval"],
+                evaluator_config=config,
+                prompt=settings.prompt,
             ),
             evaluator="rollout",
             evaluator_config=config,
-            contract=CONTRACT,
-            kit_dir=self._kit(cache, split_dir, settings.max_steps, config["history_window"]),
+            contract=CONTRACTS[settings.prompt],
+            kit_dir=self._kit(cache, split_dir, settings, config["history_window"]),
             kit_requires=("alfworld", "textworld[pddl]"),
             split=split,
             metric="success_rate",
@@ -266,10 +373,21 @@ class AlfWorldTask:
         (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
     @staticmethod
-    def _kit(cache: Path, split_dir: Path, max_steps: int, history_window: int) -> Path:
-        """``kit/``: ``autorl_kit.py``, the env modules and the TRAIN games only."""
+    def _kit(cache: Path, split_dir: Path, settings: Settings, history_window: int) -> Path:
+        """``kit/``: ``autorl_kit.py``, the env modules, the TRAIN games only and, with the
+        reference prompt, its examples file (public prompts)."""
+        max_steps, prompt = settings.max_steps, settings.prompt
         sources = [*(PACKAGE_DIR / name for name in (*ENV_MODULES, "kit.py")), *kit_sources()]
-        key = json_digest([file_digest(sources), split_dir.name, max_steps, history_window])
+        key = json_digest(
+            [
+                file_digest(sources),
+                split_dir.name,
+                max_steps,
+                history_window,
+                prompt,
+                settings.react_prompts_sha256,
+            ]
+        )
         target = cache / f"kit-{short(key, 12)}"
 
         def build(staging: Path) -> None:
@@ -293,10 +411,12 @@ class AlfWorldTask:
                 for r in rows
             ]
             _write_jsonl(staging / KIT_GAMES / "index.jsonl", index)
+            grader = {"max_steps": max_steps, "history_window": history_window, "prompt": prompt}
             (staging / KIT_GAMES / "config.json").write_text(
-                json.dumps({"max_steps": max_steps, "history_window": history_window}) + "\n",
-                encoding="utf-8",
+                json.dumps(grader) + "\n", encoding="utf-8"
             )
+            if settings.react_prompts is not None:
+                shutil.copyfile(settings.react_prompts, staging / KIT_EXAMPLES)
             copy_into_kit(staging)  # the shared modules the env modules import
             shutil.copyfile(PACKAGE_DIR / "kit.py", staging / KIT_NAME)
 

@@ -131,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.room_variants if episode["success"] else 0):
             variant = explorer.room_variant(observations, actions, rng)
             if variant is not None:
-                steps += weighted_steps(interactive.steps_of(kit, *variant), args.decision_repeat)
+                steps += weighted_steps(
+                    interactive.steps_of(kit, *variant, session_id), args.decision_repeat
+                )
         if args.slip_rate > 0:
             policy, slips = slipping_explorer(args.slip_rate, rng)
             slipped = interactive.demonstrate(kit, session_id, policy, max_steps=limit)

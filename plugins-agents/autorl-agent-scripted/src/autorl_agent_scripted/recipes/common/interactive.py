@@ -2,7 +2,11 @@
 
 The route of the paper's best ALFWorld run, sized to a CPU budget. It works for any task whose
 workspace kit follows the kit contract (``make_env``, ``train_ids``, ``expert_episode``,
-``build_messages``, ``extract_action``, ``HISTORY_WINDOW``; see docs/evaluators/rollout.md):
+``build_messages``, ``extract_action``, ``HISTORY_WINDOW``; see docs/evaluators/rollout.md).
+A kit whose grader prompt depends on the session, or is raw text, says so with
+``grader_prompt(session_id, observations, actions)``, ``grader_action(reply)`` and
+``grader_reply(action)`` (ALFWorld's reference prompt); the recipe then trains and samples in
+that format (raw text: no chat template, replies end at a newline).
 
 1. **SFT warm-up**: every step of the expert's episodes on train sessions becomes a
    prompt-completion pair in exactly the grader's prompt format; loss on the action only (a
@@ -106,7 +110,7 @@ def expert_rows(
         for step in episode["steps"]:
             rows.append(
                 {
-                    "prompt": step["messages"],
+                    "prompt": step.get("prompt", step["messages"]),
                     "completion": [{"role": "assistant", "content": step["action"]}],
                 }
             )
@@ -149,20 +153,58 @@ def demonstrate(
         "session_id": session_id,
         "reward": reward,
         "success": bool(success),
-        "steps": steps_of(kit, observations, taken),
+        "steps": steps_of(kit, observations, taken, session_id),
         "observations": observations,
     }
 
 
-def steps_of(kit: Any, observations: list[str], actions: list[str]) -> list[dict[str, Any]]:
+def steps_of(
+    kit: Any, observations: list[str], actions: list[str], session_id: str
+) -> list[dict[str, Any]]:
     """SFT steps of a played (or derived) episode: the grader's prompt before each action."""
     return [
         {
-            "messages": kit.build_messages(observations[: i + 1], actions[:i], kit.HISTORY_WINDOW),
+            "messages": grader_prompt(kit, session_id, observations[: i + 1], actions[:i]),
             "action": action,
         }
         for i, action in enumerate(actions)
     ]
+
+
+Prompt = list[dict[str, str]] | str
+"""Chat messages (through the chat template), or raw text to continue."""
+
+
+def grader_prompt(kit: Any, session_id: str, observations: list[str], actions: list[str]) -> Prompt:
+    """What the grader sends before the next action: the kit's ``grader_prompt`` where it has
+    one, else ``build_messages`` with the grader's history window."""
+    if hasattr(kit, "grader_prompt"):
+        return kit.grader_prompt(session_id, list(observations), list(actions))
+    return kit.build_messages(observations, actions, kit.HISTORY_WINDOW)
+
+
+def grader_action(kit: Any, reply: str) -> str:
+    """The action the grader would send for ``reply`` (its first line when none can be read)."""
+    read = getattr(kit, "grader_action", kit.extract_action)
+    return read(reply) or (reply.strip().splitlines() or [""])[0]
+
+
+def reply_ids(tokenizer: Any, kit: Any, prompt: Prompt, action: str) -> list[int]:
+    """The tokens a model should answer ``prompt`` with to take ``action``: the action and the
+    end of turn after chat messages; after raw text, the kit's ``grader_reply(action)`` (the
+    reply up to and with the newline the grader stops at)."""
+    if isinstance(prompt, str):
+        reply = getattr(kit, "grader_reply", None)
+        text = reply(action) if reply is not None else f"{action}\n"
+        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    ids = tokenizer(action, add_special_tokens=False)["input_ids"]
+    return [*ids, tokenizer.eos_token_id]
+
+
+def newline_tokens(tokenizer: Any) -> frozenset[int]:
+    """Token ids whose text holds a newline: a raw-text reply ends at the first of them, as
+    the grader's generation stops at the first newline."""
+    return frozenset(i for i in range(len(tokenizer)) if "\n" in tokenizer.decode([i]))
 
 
 # rollouts --------------------------------------------------------------------------------------
@@ -186,8 +228,12 @@ class Episode:
     success: bool = False
 
 
-def _prompt_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
-    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+def _prompt_ids(tokenizer: Any, prompt: Prompt) -> list[int]:
+    """Token ids as the grader encodes them: raw text with the tokenizer's special tokens, chat
+    messages through the chat template (which holds them)."""
+    if isinstance(prompt, str):
+        return list(tokenizer(prompt)["input_ids"])
+    text = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
@@ -214,13 +260,13 @@ def play(
     eos = tokenizer.eos_token_id
     model.eval()
     store = PrefixStore()
+    stops: frozenset[int] | None = None
     while live := [e for e in episodes if not e.done]:
-        prompts = [
-            _prompt_ids(
-                tokenizer, kit.build_messages(e.observations, e.actions, kit.HISTORY_WINDOW)
-            )
-            for e in live
-        ]
+        texts = [grader_prompt(kit, e.session_id, e.observations, e.actions) for e in live]
+        raw = any(isinstance(text, str) for text in texts)
+        if raw and stops is None:
+            stops = newline_tokens(tokenizer)
+        prompts = [_prompt_ids(tokenizer, text) for text in texts]
         sampled = sample(
             model,
             prompts,
@@ -228,10 +274,13 @@ def play(
             temperature=temperature,
             max_new_tokens=max_new_tokens,
             store=store,
+            stop_tokens=stops if raw else frozenset(),
         )
         for episode, prompt, turn in zip(live, prompts, sampled, strict=True):
             reply = tokenizer.decode(turn.reply, skip_special_tokens=True)
-            action = kit.extract_action(reply) or (reply.strip().splitlines() or [""])[0]
+            if raw:
+                reply = reply.split("\n", 1)[0]
+            action = grader_action(kit, reply)
             observation, reward, done, info = episode.env.step(action)
             episode.turns.append((prompt, turn.reply))
             episode.kept.append(turn)
@@ -443,17 +492,14 @@ def policy_loss_step(
 
 
 def tokenize_rows(
-    tokenizer: Any, rows: list[dict[str, Any]], max_length: int | None = None
+    tokenizer: Any, rows: list[dict[str, Any]], max_length: int | None = None, kit: Any = None
 ) -> list[tuple[list[int], list[int]]]:
-    """(prompt ids through the chat template, action ids + end of turn) per SFT row; with
-    ``max_length``, the prompt loses its oldest tokens so the pair fits (the action never)."""
-    eos = tokenizer.eos_token_id
+    """(prompt ids, reply ids) per SFT row, as the grader encodes them (:func:`_prompt_ids`,
+    :func:`reply_ids`); with ``max_length``, the prompt loses its oldest tokens so the pair
+    fits (the action never)."""
     pairs = []
     for row in rows:
-        action = [
-            *tokenizer(row["completion"][0]["content"], add_special_tokens=False)["input_ids"],
-            eos,
-        ]
+        action = reply_ids(tokenizer, kit, row["prompt"], row["completion"][0]["content"])
         prompt = _prompt_ids(tokenizer, row["prompt"])
         if max_length:
             prompt = prompt[max(0, len(prompt) - max(1, max_length - len(action))) :]
@@ -493,9 +539,10 @@ def run_action_sft(
     *,
     args: argparse.Namespace,
     seconds: float,
+    kit: Any = None,
 ) -> tuple[Any, int]:
     """SFT on the action tokens until ``seconds`` pass or ``--sft-epochs`` end; (merged model,
-    steps).
+    steps). ``kit`` says how a raw-text prompt's reply looks (:func:`reply_ids`).
 
     Written here rather than with TRL's ``SFTTrainer``, which runs the whole prompt with
     gradient and the full-vocabulary head over every prompt token: on two CPU cores a SmolLM2
@@ -509,7 +556,7 @@ def run_action_sft(
     lr = args.sft_lr or (1e-3 if args.mode == "lora" else 5e-5)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=lr)
-    pairs = tokenize_rows(tokenizer, rows, args.max_length)
+    pairs = tokenize_rows(tokenizer, rows, args.max_length, kit)
     if not pairs:
         log("  sft: no demonstration rows (no demonstration succeeded): nothing to train on")
         return merged(model), 0
@@ -692,7 +739,7 @@ def main(
     log(f"{len(session_ids)} train sessions; {len(rows)} SFT turns from {n_expert} expert episodes")
 
     def sft(run: Run, seconds: float) -> tuple[Any, int]:
-        return run_action_sft(run.model, run.tokenizer, rows, args=args, seconds=seconds)
+        return run_action_sft(run.model, run.tokenizer, rows, args=args, seconds=seconds, kit=kit)
 
     def grpo(run: Run, seconds: float) -> tuple[Any, int]:
         return run_online_grpo(

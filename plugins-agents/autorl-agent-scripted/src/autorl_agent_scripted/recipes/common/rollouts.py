@@ -273,10 +273,12 @@ def sample(
     temperature: float,
     max_new_tokens: int,
     store: PrefixStore | None = None,
+    stop_tokens: frozenset[int] = frozenset(),
 ) -> list[Sampled]:
     """Sample one reply per prompt (greedy at ``temperature`` 0), prefilling each distinct
     prompt once, past what ``store`` already holds; every row keeps its prompt's prefix
-    keys/values for :func:`cached_logprobs`."""
+    keys/values for :func:`cached_logprobs`. A reply ends with ``eos`` or with any of
+    ``stop_tokens`` (kept, as ``eos`` is)."""
     import torch
 
     device = model.device
@@ -315,7 +317,7 @@ def sample(
             for row, token in enumerate(picked[:, 0].tolist()):
                 if live[row]:
                     samples[row].reply.append(token)
-                    live[row] = token != eos
+                    live[row] = token != eos and token not in stop_tokens
             if not any(live):
                 break
             tokens, positions = picked, positions + 1
