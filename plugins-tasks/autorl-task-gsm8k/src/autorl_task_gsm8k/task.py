@@ -221,14 +221,4 @@ class GSM8KTask:
         """``kit/autorl_kit.py``: a verbatim copy of the task's kit module; on real GSM8K with
         ``config.json`` beside it (the reference's protocol and worked examples), so the kit's
         ``build_messages`` is the whole prompt the grader sends."""
-        if config is None:
-            return single_file_kit(cache, KIT_SOURCE, KIT_NAME)
-        text = json.dumps(config, indent=1, ensure_ascii=False)
-        source = KIT_SOURCE.read_bytes()
-
-        def build(staging: Path) -> None:
-            (staging / "config.json").write_text(text, encoding="utf-8")
-            (staging / KIT_NAME).write_bytes(source)
-
-        digest = params_digest({"kit": files_digest([KIT_SOURCE]), "config": config})
-        return build_once(cache / f"kit-reference-{digest}", build, marker=KIT_NAME)
+        return single_file_kit(cache, KIT_SOURCE, KIT_NAME, config)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from autorl_data.cache import build_once, files_digest, params_digest, single_file_kit, write_jsonl
+from autorl_data.cache import build_once, single_file_kit, write_jsonl
 from pydantic import Field
 
 from autorl.options import OptionsModel
@@ -137,14 +137,4 @@ class HumanEvalTask:
         """``kit/autorl_kit.py``: a verbatim copy of the task's kit module; with the reference
         prompt, ``config.json`` beside it names the protocol, so the copy's ``build_prompt`` and
         ``extract_code`` are the ones the grader uses."""
-        if config is None:
-            return single_file_kit(cache, KIT_SOURCE, KIT_NAME)
-        text = json.dumps(config, indent=1)
-        source = KIT_SOURCE.read_bytes()
-
-        def build(staging: Path) -> None:
-            (staging / "config.json").write_text(text, encoding="utf-8")
-            (staging / KIT_NAME).write_bytes(source)
-
-        digest = params_digest({"kit": files_digest([KIT_SOURCE]), "config": config})
-        return build_once(cache / f"kit-reference-{digest}", build, marker=KIT_NAME)
+        return single_file_kit(cache, KIT_SOURCE, KIT_NAME, config)
