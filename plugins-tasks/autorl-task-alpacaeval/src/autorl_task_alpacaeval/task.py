@@ -41,8 +41,12 @@ EVALUATOR_CONFIG: dict[str, Any] = {
     "batch_size": 8,
     "temperature": 0.0,
 }
-"""Greedy decoding, 256 new tokens (the offline references are at most ~120 tokens; on the
-reference set longer answers are cut, as a CPU budget requires: raise it on a GPU)."""
+"""Greedy decoding, 256 new tokens on the offline split (its references are at most ~120
+tokens)."""
+REFERENCE_MAX_NEW_TOKENS = 512
+"""On the reference data: the reference's own limit (RD-Agent ``autorl_bench``
+``benchmarks/alpacaeval/eval.py``: ``max_tokens`` 512, greedy, one user turn through the chat
+template, the output stripped). ``evaluator_options`` can lower it for a CPU."""
 
 
 class Options(OptionsModel):
@@ -134,6 +138,7 @@ class AlpacaEvalTask:
         meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
         config = {
             **EVALUATOR_CONFIG,
+            **({} if settings.data_path is None else {"max_new_tokens": REFERENCE_MAX_NEW_TOKENS}),
             "judge": settings.judge,
             "glm": "length_controlled_v1" if glm_dir else "length_controlled_minimal",
             "glm_data_dir": str(glm_dir) if glm_dir else None,

@@ -35,6 +35,11 @@ class Question:
     template: str = ""
     support: tuple[str, ...] = field(default=())
     searches: tuple[str, ...] = field(default=())
+    answer_text: str = ""
+    """The gold answer as the data set writes it (google/deepsearchqa's ``answer``; empty for
+    the shipped questions): the reference's judge and string match read this text."""
+    type_label: str = ""
+    """The answer type as the data set writes it (``Single Answer``/``Set Answer``)."""
 
     def __post_init__(self) -> None:
         if self.answer_type not in ANSWER_TYPES:
@@ -68,6 +73,8 @@ class Question:
             template=str(row.get("template", "")),
             support=tuple(row.get("support") or ()),
             searches=tuple(row.get("searches") or ()),
+            answer_text=str(row.get("answer_text", "")),
+            type_label=str(row.get("type_label", "")),
         )
 
 

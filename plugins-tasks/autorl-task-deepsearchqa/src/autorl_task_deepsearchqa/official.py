@@ -68,26 +68,34 @@ def _items(answer: Any, answer_type: str) -> tuple[tuple[str, ...], str]:
     return tuple(items), kind
 
 
+def _text(answer: Any, items: tuple[str, ...]) -> str:
+    """The answer as the reference's judge sees it: the data set's text (a list: its items)."""
+    return ", ".join(items) if isinstance(answer, list) else str(answer)
+
+
 def load_questions(path: Path) -> list[Question]:
     """Every row as a :class:`Question` (session id ``dsqa-<row>``), in file order."""
     questions = []
     for n, row in enumerate(_rows(path)):
         text = row.get("problem") or row.get("question") or row.get("prompt")
-        if not text or row.get("answer") in (None, ""):
+        if not str(text or "").strip() or row.get("answer") in (None, ""):
             raise ConfigError(
                 f"deepsearchqa: {path} row {n + 1} lacks 'problem' or 'answer'",
                 hint="expected the hub columns problem, problem_category, answer, answer_type",
             )
-        answer, kind = _items(row["answer"], str(row.get("answer_type") or "Single Answer"))
+        label = str(row.get("answer_type") or "Single Answer")
+        answer, kind = _items(row["answer"], label)
         if not answer:
             raise ConfigError(f"deepsearchqa: {path} row {n + 1} has an empty answer")
         questions.append(
             Question(
                 session_id=f"dsqa-{n:04d}",
-                question=str(text).strip(),
+                question=str(text),  # as written: the reference's prompt shows it so
                 answer=answer,
                 answer_type=kind,
                 template=str(row.get("problem_category") or ""),
+                answer_text=_text(row["answer"], answer),
+                type_label=label,
             )
         )
     return questions

@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 _lock = threading.Lock()
-_judges: dict[tuple[str, str, str], Any] = {}
+_judges: dict[tuple[str, str, str, str], Any] = {}
 _searches: dict[tuple[str, str, str, str], Any] = {}
 
 
@@ -101,16 +101,17 @@ def _search(config: Mapping[str, Any], records: Path) -> Any:
         return search
 
 
-def _grader(config: Mapping[str, Any], records: Path) -> Any:
+def _grader(config: Mapping[str, Any], records: Path, style: str = "chat") -> Any:
+    """The grade function: the rule judge, or the LLM judge of ``style`` (its prompt)."""
     judge = str(config.get("judge", RULE_JUDGE))
     if judge == RULE_JUDGE:
         return rule_judge
     replay = config.get("replay")
-    key = (judge, str(records), str(replay or ""))
+    key = (judge, str(records), str(replay or ""), style)
     with _lock:
         if key not in _judges:
             options = dict(config.get("judge_options") or {})
-            _judges[key] = LLMJudge(judge, records, replay_dir=replay, options=options)
+            _judges[key] = LLMJudge(judge, records, replay_dir=replay, options=options, style=style)
         return _judges[key].grade
 
 
@@ -132,7 +133,9 @@ def make_env(config: Mapping[str, Any], eval_path: str | os.PathLike[str]) -> De
 
 def episode_metrics(info: Mapping[str, Any]) -> dict[str, float]:
     """Per-episode numbers the evaluator averages or sums: searches and the judge's cost."""
-    judged = bool(info.get("answered")) and info.get("judge", RULE_JUDGE) != RULE_JUDGE
+    judged = bool(info.get("judged", info.get("answered"))) and (
+        info.get("judge", RULE_JUDGE) != RULE_JUDGE
+    )
     return {
         "searches": float(info.get("searches", 0)),
         "answered": float(bool(info.get("answered"))),
@@ -143,4 +146,5 @@ def episode_metrics(info: Mapping[str, Any]) -> dict[str, float]:
         "judge_output_tokens": float(info.get("judge_output_tokens", 0)),
         "judge_cost_usd": float(info.get("judge_cost_usd", 0.0)),
         "judge_parse_errors": float(bool(info.get("judge_parse_error", False))),
+        "judge_fallbacks": float(bool(info.get("judge_fallback", False))),
     }

@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from autorl_data.cache import build_once, files_digest, params_digest
 from autorl_task_common import copy_into_kit, kit_sources
@@ -28,19 +28,34 @@ from autorl_task_deepsearchqa.corpus import (
 from autorl_task_deepsearchqa.description import describe
 from autorl_task_deepsearchqa.env import DEFAULT_MAX_STEPS, DEFAULT_TOP_K
 from autorl_task_deepsearchqa.prompt import HISTORY_WINDOW
+from autorl_task_deepsearchqa.prompt_reference import MAX_NEW_TOKENS as REFERENCE_MAX_NEW_TOKENS
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATA_DIR = PACKAGE_DIR / "data"
 KIT_NAME = "autorl_kit.py"
 KIT_PACKAGE = "deepsearchqa_env"
 KIT_DATA = "deepsearchqa_data"
-ENV_MODULES = ("bm25.py", "corpus.py", "env.py", "expert.py", "prompt.py", "rules.py", "text.py")
+ENV_MODULES = (
+    "bm25.py",
+    "corpus.py",
+    "env.py",
+    "env_reference.py",
+    "expert.py",
+    "prompt.py",
+    "prompt_reference.py",
+    "rules.py",
+    "text.py",
+)
 """Copied to the kit (relative imports, ``autorl_task_common``, stdlib + rank_bm25)."""
 
 OFFLINE_SPLIT = "offline-encyclopedia"
 REFERENCE_SPLIT = "deepsearchqa-reference"
-CONTRACT = "autorl_task_deepsearchqa.protocol"
-"""The 'interactive' contract the rollout evaluator plays the questions with."""
+CONTRACTS = {
+    "chat": "autorl_task_deepsearchqa.protocol",
+    "reference": "autorl_task_deepsearchqa.protocol_reference",
+}
+"""The 'interactive' contract the rollout evaluator plays the questions with, per prompt."""
+CONTRACT = CONTRACTS["chat"]
 
 EVALUATOR_CONFIG: dict[str, Any] = {
     "max_steps": DEFAULT_MAX_STEPS,
@@ -54,8 +69,14 @@ EVALUATOR_CONFIG: dict[str, Any] = {
 }
 """6 steps as the reference; 64 new tokens hold the longest expert action (a 4-item set answer:
 48 tokens with the tiny model's tokenizer)."""
-REFERENCE_EVALUATOR_CONFIG: dict[str, Any] = {"max_new_tokens": 256}
+REFERENCE_EVALUATOR_CONFIG: dict[str, Any] = {"max_new_tokens": REFERENCE_MAX_NEW_TOKENS}
 """On the real data set, the reference's limit per step (RD-Agent's DeepSearchQA eval)."""
+PROMPT_EVALUATOR_CONFIG: dict[str, dict[str, Any]] = {
+    "chat": {},
+    "reference": {"max_new_tokens": REFERENCE_MAX_NEW_TOKENS, "temperature": 0.0},
+}
+"""The reference prompt's numbers on any data: 256 new tokens a step, greedy (its stops are
+the protocol's ``STOP``; its 6 steps the ``max_steps`` default)."""
 
 
 class Options(OptionsModel):
@@ -78,6 +99,12 @@ class Options(OptionsModel):
     )
     top_k: PositiveInt = Field(DEFAULT_TOP_K, le=20, description="results per search")
     judge: str = Field("rule", description="'rule' (offline) or an LLM judge '<backend>/<model>'")
+    prompt: Literal["chat", "reference"] | None = Field(
+        None,
+        description="the grader's prompt: chat (our ReAct chat, one action per line; default on "
+        "the shipped data) or reference (the reference implementation's raw-text ReAct loop and "
+        "judge prompt; default with data_path)",
+    )
     replay: Path | None = Field(
         None,
         description="records directory of an earlier evaluation: searches and judge calls "
@@ -98,6 +125,7 @@ class Settings:
     top_k: int
     judge: str
     replay: Path | None
+    prompt: str = "chat"
 
 
 def _path(value: Path | None, key: str, *, must: str) -> Path | None:
@@ -166,6 +194,7 @@ def parse_options(options: Mapping[str, Any]) -> Settings:
         top_k=opts.top_k,
         judge=_check_judge(opts.judge),
         replay=_path(opts.replay, "replay", must="dir"),
+        prompt=opts.prompt or ("chat" if data_path is None else "reference"),
     )
 
 
@@ -196,6 +225,7 @@ class DeepSearchQATask:
         config: dict[str, Any] = {
             **EVALUATOR_CONFIG,
             **(REFERENCE_EVALUATOR_CONFIG if split == REFERENCE_SPLIT else {}),
+            **PROMPT_EVALUATOR_CONFIG[settings.prompt],
             "max_steps": settings.max_steps,
             "top_k": settings.top_k,
             "search_backend": settings.search_backend,
@@ -208,11 +238,15 @@ class DeepSearchQATask:
             train_files=(split_dir / "train.jsonl",),
             eval_path=split_dir / "eval.jsonl",
             description=describe(
-                split=split, n_train=meta["n_train"], n_eval=meta["n_eval"], evaluator_config=config
+                split=split,
+                n_train=meta["n_train"],
+                n_eval=meta["n_eval"],
+                evaluator_config=config,
+                prompt=settings.prompt,
             ),
             evaluator="rollout",
             evaluator_config=config,
-            contract=CONTRACT,
+            contract=CONTRACTS[settings.prompt],
             kit_dir=self._kit(cache, split_dir, settings),
             kit_requires=("rank-bm25",),
             split=split,
@@ -286,6 +320,7 @@ class DeepSearchQATask:
             "max_steps": settings.max_steps,
             "top_k": settings.top_k,
             "history_window": HISTORY_WINDOW,
+            "prompt": settings.prompt,
         }
         sources = [*(PACKAGE_DIR / name for name in (*ENV_MODULES, "kit.py")), *kit_sources()]
         key = json_digest([file_digest(sources), split_dir.name, kit_settings])
