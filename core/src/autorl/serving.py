@@ -27,6 +27,7 @@ def unix_listener(path: Path) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(str(path))
     os.chmod(path, 0o666)
+    sock.listen(128)  # now: a client connecting before the server's loop runs waits, not refused
     return sock
 
 

@@ -56,6 +56,7 @@ class EgressProxy:
         self._tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._tcp.bind((HOST, 0))
+        self._tcp.listen(128)  # now: a client connecting before the loop serves waits, not refused
         self.port: int = self._tcp.getsockname()[1]
         self._unix = unix_listener(unix_socket) if unix_socket else None
         self._loop = asyncio.new_event_loop()
