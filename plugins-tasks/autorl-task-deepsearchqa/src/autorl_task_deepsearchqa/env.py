@@ -98,8 +98,8 @@ class DeepSearchQAEnv:
     def question(self) -> Question:
         return self._require_session().question
 
-    def reset(self, session_id: str) -> tuple[str, dict[str, Any]]:
-        """Start ``session_id``; the observation is the question."""
+    def lookup(self, session_id: str) -> Question:
+        """The question of ``session_id``; KeyError naming the sessions this env holds."""
         question = self.questions.get(session_id)
         if question is None:
             known = list(self.questions)
@@ -108,6 +108,11 @@ class DeepSearchQAEnv:
                 f"unknown DeepSearchQA session id {session_id!r}: this environment holds "
                 f"{len(known)} sessions ({sample}); pick one of env.session_ids"
             )
+        return question
+
+    def reset(self, session_id: str) -> tuple[str, dict[str, Any]]:
+        """Start ``session_id``; the observation is the question."""
+        question = self.lookup(session_id)
         self._session = _Session(question=question)
         return f"Question: {question.question}", self._info(valid=True)
 

@@ -28,7 +28,14 @@ from typing import Any
 
 from . import prompt_reference as ref
 from .corpus import Question
-from .env import DEFAULT_MAX_STEPS, DEFAULT_TOP_K, GradeFn, SearchFn, rule_grade
+from .env import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TOP_K,
+    DeepSearchQAEnv,
+    GradeFn,
+    SearchFn,
+    rule_grade,
+)
 
 
 def answer_type(question: Question) -> str:
@@ -54,8 +61,9 @@ class _Loop:
     reward: float = 0.0
 
 
-class ReferenceEnv:
-    """One question at a time, played as the reference's loop; actions are whole replies."""
+class ReferenceEnv(DeepSearchQAEnv):
+    """One question at a time, played as the reference's loop; actions are whole replies. The
+    questions, search, judge and limits are :class:`DeepSearchQAEnv`'s; the loop is its own."""
 
     def __init__(
         self,
@@ -65,22 +73,8 @@ class ReferenceEnv:
         max_steps: int = DEFAULT_MAX_STEPS,
         top_k: int = DEFAULT_TOP_K,
     ) -> None:
-        if max_steps < 1 or top_k < 1:
-            raise ValueError(f"max_steps and top_k must be >= 1, got {max_steps} and {top_k}")
-        self.questions: dict[str, Question] = {}
-        for question in questions:
-            if question.session_id in self.questions:
-                raise ValueError(f"duplicate session id {question.session_id!r}")
-            self.questions[question.session_id] = question
-        self.search = search
-        self.grade = grade
-        self.max_steps = max_steps
-        self.top_k = top_k
+        super().__init__(questions, search, grade, max_steps, top_k)
         self._loop: _Loop | None = None
-
-    @property
-    def session_ids(self) -> list[str]:
-        return list(self.questions)
 
     @property
     def question(self) -> Question:
@@ -97,14 +91,7 @@ class ReferenceEnv:
 
     def reset(self, session_id: str) -> tuple[str, dict[str, Any]]:
         """Start ``session_id``; the observation is the reference's first prompt."""
-        question = self.questions.get(session_id)
-        if question is None:
-            known = list(self.questions)
-            sample = ", ".join(known[:3]) + (", ..." if len(known) > 3 else "")
-            raise KeyError(
-                f"unknown DeepSearchQA session id {session_id!r}: this environment holds "
-                f"{len(known)} sessions ({sample}); pick one of env.session_ids"
-            )
+        question = self.lookup(session_id)
         start = ref.start_prompt(question.question, answer_type(question))
         self._loop = _Loop(question=question, full_prompt=start)
         return start, self._info(valid=True)
