@@ -15,7 +15,7 @@ from typing import Any
 from autorl.config import RunConfig
 from autorl.engine.budget import BudgetClock
 from autorl.engine.console import RunConsole
-from autorl.engine.diskwatch import DiskWatch
+from autorl.engine.diskwatch import DiskWatch, agent_roots
 from autorl.engine.finish import observed
 from autorl.engine.history import CodeHistory
 from autorl.engine.records_io import EventLog, SubmissionLog
@@ -92,7 +92,7 @@ class AgentPhase:
 
         evaluate = self.scorer.submission
         if cfg.budget.evaluation_time == "excluded":
-            evaluate = clock.excluding(evaluate)
+            evaluate = clock.excluding(evaluate, limit=self.scorer.deadline_s)
         grader = self.setup.grader
         service = grader.service(
             base_model=self.setup.model_info.path,
@@ -108,6 +108,7 @@ class AgentPhase:
             notify=notify,
             run_id=self.run_id,
             keep_checkpoints=cfg.keep_checkpoints,
+            tokenizer=cfg.grader.tokenizer,
         )
         server = grader.serve(
             service,
@@ -331,9 +332,7 @@ class AgentPhase:
             f"{cfg.budget.max_submissions} submissions"
         )
         console.agent_started(cfg.budget.wall_seconds)
-        disk = DiskWatch(
-            (self.workspace, self.run_dir / "home"), self.config.limits.workspace_gb
-        ).start()
+        disk = DiskWatch(agent_roots(self.run_dir), self.config.limits.workspace_gb).start()
         next_snapshot = time.monotonic() + cfg.snapshot_seconds
         exit_code: int | None = None
         end_reason = "deadline"

@@ -3,6 +3,7 @@
 No per-directory quota exists on an ordinary file system, so the harness measures: allocated
 blocks (a sparse file costs what it really uses) and the number of entries (millions of empty
 files exhaust inodes, not bytes). Past the cap the engine stops the agent (``disk_limit``).
+The code history counts too: its size follows from what the agent writes into ``code/``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,12 @@ from pathlib import Path
 
 MAX_ENTRIES = 2_000_000
 INTERVAL_S = 5.0
+
+
+def agent_roots(run_dir: Path) -> tuple[Path, ...]:
+    """Where the agent's writing costs disk: its workspace, its HOME and the harness's code
+    history of ``workspace/code`` (which grows with every new file the agent writes there)."""
+    return (run_dir / "workspace", run_dir / "home", run_dir / "code-history.git")
 
 
 def disk_usage(roots: tuple[Path, ...], max_entries: int = MAX_ENTRIES) -> tuple[int, int]:
