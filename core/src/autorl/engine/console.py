@@ -5,8 +5,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from autorl.text import sanitize
+
 LATEST_WIDTH = 90
 """Characters of the agent's latest output line shown beside its budget bar."""
+FIELD_WIDTH = 200
+"""Characters of one agent-derived field (a reason, a model path) in a console line."""
+
+
+def agent_text(value: object, limit: int = FIELD_WIDTH) -> str:
+    """Agent-derived text for a rich console line: inert (:func:`autorl.text.sanitize`: no
+    escape sequences, no newline that could forge a harness line, bounded) and with its rich
+    markup escaped, so ``[/autorl][bold]`` is shown, not interpreted."""
+    from rich.markup import escape
+
+    return escape(sanitize(value, limit))
+
+
+def submission_line(event: Any) -> str:
+    """``submission N: status score S (reason)``: the id and score are the harness's; the
+    reason may quote the agent (a file name, a path, an exception) and is :func:`agent_text`."""
+    score = "" if event.score is None else f" score {event.score:.2f}"
+    reason = f" ({agent_text(event.reason)})" if event.reason else ""
+    status = agent_text(event.status, 40)
+    return f"submission {int(event.submission_id)}: {status}{score}{reason}"
 
 
 class RunConsole:
@@ -42,7 +64,20 @@ class RunConsole:
         self.progress.stop()
 
     def print(self, message: str) -> None:
-        self.console.print(message)
+        """A harness message (rich markup allowed). Control characters go whatever the caller
+        put in it, and a message that is not valid markup (an agent-written ``[/x]`` that the
+        caller forgot to escape) is printed as plain text instead of raising or hiding text."""
+        from rich.errors import MarkupError
+
+        text = sanitize(message, None, multiline=True)
+        try:
+            self.console.print(text)
+        except MarkupError:
+            self.console.print(text, markup=False)
+
+    def submission(self, event: Any) -> None:
+        """One submission event as one line (:func:`submission_line`)."""
+        self.console.print(submission_line(event))
 
     def eval_progress(self, label: str) -> Any:
         """Return a ``progress(done, total)`` callback drawing a bar named ``label``."""
@@ -90,10 +125,8 @@ class RunConsole:
 
 def latest_line(path: Path, window: int = 4096) -> str:
     """The last non-empty line of the agent's log, safe to show: the agent wrote it, so
-    anything not printable (terminal escape sequences) goes, rich markup is escaped and the
-    line is cut to :data:`LATEST_WIDTH` characters."""
-    from rich.markup import escape
-
+    escape sequences and control characters go, rich markup is escaped and the line is cut to
+    :data:`LATEST_WIDTH` characters (:func:`agent_text`)."""
     try:
         with path.open("rb") as fh:
             fh.seek(0, 2)
@@ -103,9 +136,6 @@ def latest_line(path: Path, window: int = 4096) -> str:
     except OSError:
         return ""
     for line in reversed(tail.splitlines()):
-        text = "".join(ch for ch in line if ch.isprintable()).strip()
-        if text:
-            if len(text) > LATEST_WIDTH:
-                text = text[: LATEST_WIDTH - 1] + "…"
-            return escape(text)
+        if sanitize(line, None):
+            return agent_text(line, LATEST_WIDTH)
     return ""

@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from autorl.text import markdown_text
+
 CALL_LOG = "driver_calls.jsonl"
 MAX_ROWS = 50
 
@@ -118,13 +120,14 @@ def render_driver_calls(d: dict[str, Any]) -> str:
     for r in s["rows"][:MAX_ROWS]:
         latency = f"{r['latency_s']:.2f} s" if isinstance(r.get("latency_s"), int | float) else "-"
         lines.append(
-            f"| {r['n']} | {r['api'] or '-'} | {r['input_tokens']} | {r['output_tokens']} | "
-            f"{r['cost_usd']:.4f} | {latency} | {', '.join(r['tool_calls']) or '-'} | "
-            f"{r['error'] or ''} |"
+            f"| {r['n']} | {markdown_text(r['api'], 40)} | {r['input_tokens']} | "
+            f"{r['output_tokens']} | {r['cost_usd']:.4f} | {latency} | "
+            f"{markdown_text(', '.join(map(str, r['tool_calls'])), 200)} | "
+            f"{markdown_text(r['error'], 80) if r['error'] else ''} |"
         )
     if len(s["rows"]) > MAX_ROWS:
         lines.append(f"\n{len(s['rows']) - MAX_ROWS} more calls in `{CALL_LOG}` (summary.json).")
-    lines += [f"- {p}" for p in s.get("problems") or []]
+    lines += [f"- {markdown_text(p, 300)}" for p in s.get("problems") or []]
     return "\n".join(lines) + "\n"
 
 
@@ -136,7 +139,7 @@ def _health_text(s: dict[str, Any]) -> str:
             f"the driver retried {s['retried_calls']} call(s) ({s['retries']} extra attempts)"
         )
     if s["errors"]:
-        parts.append(f"{s['errors']} call(s) failed; last error: `{_one_line(s['last_error'])}`")
+        parts.append(f"{s['errors']} call(s) failed; last error: {_one_line(s['last_error'])}")
     text = "\n**Upstream health**: " + "; ".join(parts) + "."
     health = s.get("health") or {}
     if health.get("down"):
@@ -148,5 +151,5 @@ def _health_text(s: dict[str, Any]) -> str:
 
 
 def _one_line(text: str | None, limit: int = 300) -> str:
-    flat = " ".join(str(text or "").split()).replace("`", "'")
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    """An upstream error message: it can echo what the agent sent, so it is escaped."""
+    return markdown_text(text, limit)

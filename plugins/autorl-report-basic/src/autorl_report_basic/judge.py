@@ -11,11 +11,13 @@ from typing import Any
 
 from autorl_records import RunRecord
 
+from autorl.text import markdown_text
+
 
 def _row(label: str, m: dict[str, Any]) -> str:
     cells = [
         label,
-        f"`{m.get('judge')}`",
+        markdown_text(m.get("judge"), 80),
         str(m.get("judge_calls", 0)),
         str(m.get("judge_cached", 0)),
         str(m.get("judge_replayed", 0)),

@@ -7,6 +7,7 @@ from typing import Any
 
 from autorl_records import RunRecord
 
+from autorl.text import markdown_text
 from autorl_report_basic.driver_calls import render_driver_calls
 from autorl_report_basic.judge import render_judge
 
@@ -47,8 +48,9 @@ def _not_comparable(d: dict[str, Any]) -> str:
     if d.get("comparable", True):
         return ""
     reasons = [p for p in d.get("problems", []) if "not comparable" in p]
-    lines = ["> **NOT COMPARABLE.** " + (reasons[0] if reasons else "see Problems below")]
-    lines += [f"> {r}" for r in reasons[1:]]
+    first = _cell(reasons[0], limit=500) if reasons else "see Problems below"
+    lines = ["> **NOT COMPARABLE.** " + first]
+    lines += [f"> {_cell(r, limit=500)}" for r in reasons[1:]]
     return "\n".join(lines) + "\n"
 
 
@@ -57,7 +59,7 @@ def _sandbox(d: dict[str, Any]) -> str:
     if not box:
         return "?"
     mode = box.get("mode")
-    text = str(box.get("name", "?")) + (f" ({mode})" if mode else "")
+    text = _cell(box.get("name", "?"), limit=80) + (f" ({_cell(mode, limit=80)})" if mode else "")
     return text if box.get("isolated") else text + " **not isolated**"
 
 
@@ -188,7 +190,7 @@ def _submissions(d: dict[str, Any]) -> str:
                 [
                     str(r["id"]),
                     _duration(r.get("elapsed_s")),
-                    r["status"],
+                    _cell(r["status"], limit=40),
                     _score(r["score"]),
                     _signed(delta),
                     step,
@@ -264,14 +266,16 @@ def _end(d: dict[str, Any]) -> str:
             + " to grade; earlier scores are the ones recorded before the harness stopped."
         )
     if d.get("error"):
-        text += f"\n\nError: `{_cell(d['error'], limit=500)}`"
+        text += f"\n\nError: {_cell(d['error'], limit=500)}"
     return f"## End\n\n{text}\n"
 
 
 def _problems(problems: list[str]) -> str:
     if not problems:
         return ""
-    return "## Problems reading the records\n\n" + "".join(f"- {p}\n" for p in problems)
+    return "## Problems reading the records\n\n" + "".join(
+        f"- {_cell(p, limit=500)}\n" for p in problems
+    )
 
 
 # formatting ---------------------------------------------------------------------------------------
@@ -304,8 +308,7 @@ def _short(value: str | None, keep: int = 12) -> str:
 
 
 def _cell(value: Any, limit: int = 300) -> str:
-    """One Markdown table cell: no newlines or pipes, bounded length."""
-    if value is None or value == "":
-        return "-"
-    text = " ".join(str(value).split()).replace("|", "\\|")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """One Markdown table cell or inline text: a reason, a path, an error may quote what the
+    agent wrote, so it is inert and escaped (:func:`autorl.text.markdown_text`: no control
+    characters or newlines, HTML and Markdown escaped, bounded)."""
+    return markdown_text(value, limit)
