@@ -125,9 +125,25 @@ class LimitsConfig(BaseModel):
 
 
 class GraderConfig(BaseModel):
-    """Where the grader evaluates submissions."""
+    """Where and how the grader evaluates submissions."""
 
     model_config = ConfigDict(extra="forbid")
+
+    tokenizer: Literal["base", "own"] = Field(
+        "base",
+        description="base: every submission is graded with the base model's tokenizer, chat "
+        "template and generation config (a submission is weights); own: the checkpoint's "
+        "tokenizer and chat template (for agents that add tokens), shown in the report.",
+    )
+    eval_timeout_factor: float = Field(
+        4.0,
+        gt=0,
+        description="An evaluation fails with evaluation_timeout after this many times the "
+        "baseline's measured evaluation time, plus eval_timeout_margin_s.",
+    )
+    eval_timeout_margin_s: float = Field(
+        120.0, ge=0, description="Seconds added to every evaluation's deadline (model loading)."
+    )
 
     gpus: list[int] = Field(
         default_factory=list,

@@ -33,3 +33,13 @@ class CheckpointError(Exception):
     """A submission cannot be accepted; the message says what is wrong and how to fix it. The
     grading service turns it into a failed submission (never a crashed run), so an evaluator or
     the model layer raises it (or a subclass) for a checkpoint it cannot load."""
+
+
+class EvaluationTimeout(Exception):
+    """An evaluation ran past its deadline (a multiple of the baseline's measured evaluation
+    time): the submission fails with ``evaluation_timeout``. Raised from the progress callback
+    the harness hands the evaluator, so every evaluator that reports progress is bounded."""
+
+    def __init__(self, limit_s: float) -> None:
+        super().__init__(f"the evaluation ran past its deadline of {limit_s:.0f} s")
+        self.limit_s = limit_s

@@ -124,7 +124,8 @@ def test_a_checkpoint_far_larger_than_the_base_model_fails_at_once(tmp_path: Pat
         elapsed = time.monotonic() - started
         assert r.json()["status"] == "failed"
         assert r.json()["reason"].startswith(
-            "checkpoint is 10.0 GiB, far larger than the base model (300.0 MiB): limit 1.4 GiB"
+            "checkpoint_invalid: checkpoint is 10.0 GiB, far larger than the base model "
+            "(300.0 MiB): limit 1.4 GiB"
         )
         assert elapsed < 5  # copying and hashing 10 GiB would take tens of seconds
         assert not (tmp_path / "submissions" / "1").exists()

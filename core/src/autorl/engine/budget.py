@@ -52,17 +52,22 @@ class BudgetClock:
             if self._start is not None and self._stopped is None and seconds > 0:
                 self.credited += seconds
 
-    def excluding(self, evaluate: Callable[..., T]) -> Callable[..., T]:
+    def excluding(
+        self, evaluate: Callable[..., T], limit: Callable[[], float] | None = None
+    ) -> Callable[..., T]:
         """``evaluate`` with its duration given back to the agent (``evaluation_time =
         "excluded"``): only what is really evaluated counts (a duplicate never reaches it), and
-        evaluations run one at a time, so nothing is counted twice."""
+        evaluations run one at a time, so nothing is counted twice. ``limit()`` (the
+        evaluation's deadline) caps what one evaluation gives back: a checkpoint that makes
+        its evaluation slow never buys its agent more time than that."""
 
         def timed(*args: Any, **kwargs: Any) -> T:
             began = time.monotonic()
             try:
                 return evaluate(*args, **kwargs)
             finally:
-                self.credit(time.monotonic() - began)
+                spent = time.monotonic() - began
+                self.credit(spent if limit is None else min(spent, limit()))
 
         return timed
 

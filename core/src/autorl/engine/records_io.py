@@ -28,14 +28,31 @@ class SubmissionLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        path.touch()
+        # opened once: an agent that exhausts the harness's descriptors (a connection flood)
+        # must not make the record of a submission impossible to write
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        self._fd: int | None = os.open(path, flags, 0o644)
 
     def append(self, entry: dict[str, Any]) -> None:
-        line = json.dumps(entry, default=str) + "\n"
-        with self._lock, self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        data = (json.dumps(entry, default=str) + "\n").encode("utf-8")
+        with self._lock:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view) :]
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def __del__(self) -> None:
+        fd, self._fd = getattr(self, "_fd", None), None
+        if fd is not None:
+            os.close(fd)
 
 
 def read_submission_log(path: Path, problems: list[str] | None = None) -> list[dict[str, Any]]:

@@ -109,7 +109,7 @@ def _finish_agentless(
     try:
         events.warning("run_resumed", previous_status=(previous or {}).get("status"))
         console.print(f"resuming run [bold]{engine.run_id}[/]: the agent phase is over")
-        setup = prepare(engine.config, engine.registry, parts, console)
+        setup = prepare(engine.config, engine.registry, parts, console, run_dir)
         recorded = manifest.get("hashes") or {}
         changed = [k for k in ("eval", "base_model") if recorded.get(k) != setup.hashes.get(k)]
         if changed:
@@ -118,7 +118,15 @@ def _finish_agentless(
                 "as recorded in the manifest, so its scores would not be comparable",
                 hint="restore the task data / base model of the original run",
             )
-        scorer = Scorer(setup, parts.task, engine.config.seed, run_dir, console)
+        scorer = Scorer(
+            setup,
+            parts.task,
+            engine.config.seed,
+            run_dir,
+            console,
+            timeout_factor=engine.config.grader.eval_timeout_factor,
+            timeout_margin_s=engine.config.grader.eval_timeout_margin_s,
+        )
         baseline = _read(run_dir / "baseline.json") or scorer.baseline()
         best, resumed = _grade_pending(engine, setup, scorer, events, console, baseline["score"])
         outcome = RunOutcome(
@@ -167,6 +175,7 @@ def _grade_pending(
         notify=notify,
         run_id=engine.run_id,
         keep_checkpoints=engine.config.keep_checkpoints,
+        tokenizer=engine.config.grader.tokenizer,
     )
     try:
         resumed = service.restore(read_submission_log(run_dir / "submissions.jsonl"))

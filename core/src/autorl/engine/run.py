@@ -84,13 +84,21 @@ class Run:
         config_json = self.config.model_dump(mode="json")
         try:
             events.info("run_created", run_id=self.run_id, config=config_json)
-            self.setup = setup = prepare(self.config, self.registry, parts, console)
+            self.setup = setup = prepare(self.config, self.registry, parts, console, self.run_dir)
             write_manifest(self.run_dir, self.run_id, self.config, self.registry, parts, setup)
             events.info("manifest_written", hashes=setup.hashes)
             start = RunStartEvent(self.run_id, self.run_dir, config_json)
             observed(events, self.registry.on_run_start(start))
             console.print(f"run [bold]{self.run_id}[/] in {self.run_dir}")
-            scorer = Scorer(setup, parts.task, self.config.seed, self.run_dir, console)
+            scorer = Scorer(
+                setup,
+                parts.task,
+                self.config.seed,
+                self.run_dir,
+                console,
+                timeout_factor=self.config.grader.eval_timeout_factor,
+                timeout_margin_s=self.config.grader.eval_timeout_margin_s,
+            )
             baseline = scorer.baseline()
             cached = " (cached)" if baseline.get("cached") else ""
             console.print(

@@ -136,6 +136,8 @@ class Lockstep:
             prompts = [self._prompt(live[s]) for s in slots]
             replies = list(self.policy(prompts))
             self.turns += 1
+            if self.progress is not None:  # every turn: the harness's deadline is checked here
+                self.progress(len(finished), total)
             if len(replies) != len(prompts):
                 raise RuntimeError(
                     f"the policy returned {len(replies)} replies for {len(prompts)} prompts"

@@ -498,13 +498,16 @@ def check_safetensors(path: Path) -> None:
     _tensors(path)
 
 
-def _weights(directory: Path, stem: str) -> list[Path]:
-    files = sorted(directory.glob(f"{stem}*.safetensors")) or sorted(
-        directory.glob("*.safetensors")
-    )
-    if not files:
-        files = sorted(directory.glob(f"{stem}*.bin"))
-    return files
+def safetensors_tensors(path: Path) -> list[tuple[str, int]]:
+    """(name, byte size) of each tensor a safetensors file declares (the header, checked)."""
+    return [(t.name, t.end - t.start) for t in _tensors(path)]
+
+
+def _weights(directory: Path) -> list[Path]:
+    """The weight files graded, hashed and fingerprinted: one rule (``graded.weight_files``)."""
+    from autorl_grading.graded import weight_files
+
+    return weight_files(directory)
 
 
 # hashing ------------------------------------------------------------------------------------------
@@ -535,7 +538,7 @@ def tensor_hash(directory: Path, files: Sequence[Path] | None = None) -> str:
     to the directory's weight files.
     """
     if files is None:
-        files = _weights(directory, "model") or _weights(directory, "adapter_model")
+        files = _weights(directory)
     tensors: dict[str, _Tensor] = {}
     others = []
     for path in sorted(files):
@@ -623,26 +626,6 @@ def _hash_regular(digest: Any, path: Path, rel: str) -> None:
         os.close(fd)
 
 
-def _check_index(directory: Path) -> None:
-    """Every shard the index names is a file of the checkpoint (and nothing outside it)."""
-    index = directory / "model.safetensors.index.json"
-    if not index.exists():
-        return
-    weight_map = _read_json(index, "re-save the model").get("weight_map", {})
-    shards = set(weight_map.values()) if isinstance(weight_map, dict) else {None}
-    for shard in shards:
-        if not isinstance(shard, str) or not shard or Path(shard).name != shard:
-            raise CheckpointError(
-                "model.safetensors.index.json: weight_map must name shard files of the "
-                "checkpoint directory (e.g. model-00001-of-00002.safetensors); re-save the model"
-            )
-    missing = sorted(s for s in shards if not (directory / s).is_file())
-    if missing:
-        shown = ", ".join(_short(s) for s in missing[:3])
-        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-        raise CheckpointError(f"sharded checkpoint is missing {shown}{more}")
-
-
 def validate(directory: Path) -> CheckpointInfo:
     """Check a copied checkpoint; raise CheckpointError with a precise, fixable message."""
     adapter_cfg = directory / "adapter_config.json"
@@ -650,7 +633,7 @@ def validate(directory: Path) -> CheckpointInfo:
         cfg = _read_json(adapter_cfg, "write it with PeftModel.save_pretrained")
         if "peft_type" not in cfg:
             raise CheckpointError("adapter_config.json has no 'peft_type': is this a PEFT adapter?")
-        files = _weights(directory, "adapter_model")
+        files = _weights(directory)
         if not files:
             raise CheckpointError(
                 "LoRA adapter without weights: expected adapter_model.safetensors next to "
@@ -666,13 +649,12 @@ def validate(directory: Path) -> CheckpointInfo:
         cfg = _read_json(directory / "config.json", "write it with model.save_pretrained")
         if "model_type" not in cfg:
             raise CheckpointError("config.json has no 'model_type': not a transformers config")
-        files = _weights(directory, "model")
+        files = _weights(directory)
         if not files:
             raise CheckpointError(
                 "no weights: expected model.safetensors (or sharded model-0000x-of-0000y."
                 "safetensors); save with model.save_pretrained(path)"
             )
-        _check_index(directory)
         if not any((directory / name).exists() for name in TOKENIZER_FILES):
             raise CheckpointError(
                 "tokenizer missing: save it next to the model with tokenizer.save_pretrained(path)"

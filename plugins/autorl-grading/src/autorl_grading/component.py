@@ -25,6 +25,7 @@ class Grading:
         return GradingService(
             max_checkpoint_bytes=checkpoint_size_limit(base_bytes),
             base_model_bytes=base_bytes,
+            base_dir=base_model,
             **settings,
         )
 

@@ -21,6 +21,7 @@ from typing import Any
 from autorl.engine.budget import BudgetClock
 from autorl.engine.records_io import SubmissionLog, utc_now
 from autorl.events import SubmissionEvent
+from autorl_grading import fingerprint, reasons
 from autorl_grading.checkpoints import (
     CheckpointError,
     CheckpointInfo,
@@ -28,6 +29,7 @@ from autorl_grading.checkpoints import (
     copy_checkpoint,
     validate,
 )
+from autorl_grading.graded import assemble, check_config
 
 FINAL = {"scored", "failed", "duplicate"}
 
@@ -83,6 +85,8 @@ class GradingService:
         max_checkpoint_bytes: int | None = None,
         base_model_bytes: int | None = None,
         intake_wait_s: float = 2.0,
+        base_dir: Path | None = None,
+        tokenizer: str = "base",
     ) -> None:
         self.workspace = workspace
         self.output_dir = workspace / "output"
@@ -100,6 +104,10 @@ class GradingService:
         self.max_checkpoint_bytes = max_checkpoint_bytes
         self.base_model_bytes = base_model_bytes
         self.intake_wait_s = intake_wait_s
+        self.base_dir = base_dir
+        """The base model: its config, tokenizer and generation config frame every graded
+        directory (``graded.assemble``). None only in tests of the intake alone."""
+        self.tokenizer = tokenizer
         self._lock = threading.RLock()
         self._submit_lock = threading.Lock()  # one submission at a time; queries never wait on it
         self._closed: str | None = None
@@ -224,13 +232,22 @@ class GradingService:
         """
         with self._submit_lock:
             source = self._admit(model_path)
-            sid = len(self._subs) + 1
-            revision = self._snapshot(f"submission {sid}")  # may take a while: not under _lock
             with self._lock:
                 self._refuse_if_closed()  # the agent may have been stopped meanwhile
-                sub = Submission(sid, model_path, self.clock.elapsed(), code_revision=revision)
+                sid = len(self._subs) + 1
+                sub = Submission(sid, model_path, self.clock.elapsed())
+                try:  # logged before it is registered: no submission exists unrecorded
+                    self._record(sub, "received", model_path=model_path)
+                except OSError:
+                    raise SubmissionRefused(
+                        503, "the grader cannot record submissions right now: try again shortly"
+                    ) from None
                 self._subs[sid] = sub
-                self._record(sub, "received", model_path=model_path, code_revision=revision)
+            try:  # may take a while: not under _lock
+                sub.code_revision = self._snapshot(f"submission {sid}")
+            except Exception:  # a history that cannot be written never loses the submission
+                sub.code_revision = None
+            with self._lock:
                 self._intake_queue.put((sub, source))
                 result = self.view(sub)
         if wait:
@@ -258,7 +275,20 @@ class GradingService:
             finally:
                 self._intake_queue.task_done()
 
-    def _copy(self, sub: Submission, source: Path, dest: Path) -> CheckpointInfo | None:
+    def _graded(self, dest: Path) -> tuple[CheckpointInfo, Path]:
+        """Validate the stored copy and build the directory the evaluator reads: the base
+        model's frame around exactly the tensors the fingerprint hashed (``graded.py``)."""
+        info = validate(dest)
+        if self.base_dir is None:
+            return info, dest
+        check_config(dest, self.base_dir, tokenizer=self.tokenizer)
+        graded = dest.parent / "graded"
+        shutil.rmtree(graded, ignore_errors=True)
+        return info, assemble(dest, self.base_dir, graded, tokenizer=self.tokenizer)
+
+    def _copy(
+        self, sub: Submission, source: Path, dest: Path
+    ) -> tuple[CheckpointInfo, Path] | None:
         """The slow part, holding no lock; None (the submission failed) if it cannot be used."""
         try:
             copy_checkpoint(
@@ -268,11 +298,13 @@ class GradingService:
                 max_bytes=self.max_checkpoint_bytes,
                 base_bytes=self.base_model_bytes,
             )
-            return validate(dest)
+            return self._graded(dest)
         except CheckpointError as exc:
-            reason = str(exc)
+            reason = reasons.invalid(str(exc))
         except OSError as exc:  # never the harness's own paths in a reason the agent reads
-            reason = f"could not copy the checkpoint: {exc.strerror or type(exc).__name__}"
+            reason = reasons.invalid(
+                f"could not copy the checkpoint: {exc.strerror or type(exc).__name__}"
+            )
         shutil.rmtree(dest.parent, ignore_errors=True)
         with self._lock:
             if sub.status not in FINAL:
@@ -281,9 +313,10 @@ class GradingService:
 
     def _intake(self, sub: Submission, source: Path) -> None:
         dest = self.storage / str(sub.submission_id) / "checkpoint"
-        info = self._copy(sub, source, dest)
-        if info is None:
+        taken = self._copy(sub, source, dest)
+        if taken is None:
             return
+        info, graded = taken
         with self._lock:
             if sub.status in FINAL:  # finalized while it was being copied
                 shutil.rmtree(dest.parent, ignore_errors=True)
@@ -297,8 +330,15 @@ class GradingService:
                 self._copy_of_base(sub)
             else:
                 self._by_hash[info.weight_hash] = sub.submission_id
-                self._record(sub, "queued", weight_hash=info.weight_hash, kind=info.kind)
-                self._queue.put((sub, dest, info))
+                self._record(
+                    sub,
+                    "queued",
+                    weight_hash=info.weight_hash,
+                    kind=info.kind,
+                    graded_files=list(info.weight_files),
+                    code_revision=sub.code_revision,
+                )
+                self._queue.put((sub, graded, info))
                 return
         shutil.rmtree(dest.parent, ignore_errors=True)
 
@@ -311,14 +351,19 @@ class GradingService:
             duplicate_of=earlier,
             score=original.score,
             weight_hash=sub.weight_hash,
-            reason=f"same weights as submission {earlier}; not evaluated again",
+            code_revision=sub.code_revision,
+            reason=reasons.text(
+                reasons.DUPLICATE, f"same weights as submission {earlier}; not evaluated again"
+            ),
         )
         sub.done.set()
 
     def _copy_of_base(self, sub: Submission) -> None:
         sub.copy_of_base = True
         sub.score = self.baseline_score
-        sub.reason = "identical to the base model: scored as the baseline"
+        sub.reason = reasons.text(
+            reasons.COPY_OF_BASE, "identical to the base model: scored as the baseline"
+        )
         self._record(
             sub,
             "scored",
@@ -332,7 +377,14 @@ class GradingService:
 
     def _fail(self, sub: Submission, reason: str, **fields: Any) -> None:
         sub.reason = reason
-        self._record(sub, "failed", reason=reason, weight_hash=sub.weight_hash, **fields)
+        self._record(
+            sub,
+            "failed",
+            reason=reason,
+            weight_hash=sub.weight_hash,
+            code_revision=sub.code_revision,
+            **fields,
+        )
         sub.done.set()
 
     # the end of the run -----------------------------------------------------------------------
@@ -407,13 +459,18 @@ class GradingService:
             self._intake_queue.put((sub, source))
             return
         try:
-            info = validate(dest)
+            info, graded = self._graded(dest)
         except (CheckpointError, OSError):
-            self._fail(sub, "the harness stopped before this checkpoint was stored whole")
+            self._fail(
+                sub,
+                reasons.text(
+                    reasons.INFRA, "the harness stopped before this checkpoint was stored whole"
+                ),
+            )
             return
         if sub.weight_hash:
             self._by_hash.setdefault(sub.weight_hash, sub.submission_id)
-        self._queue.put((sub, dest, info))
+        self._queue.put((sub, graded, info))
 
     # evaluation -------------------------------------------------------------------------------
 
@@ -428,10 +485,11 @@ class GradingService:
             except Exception as exc:  # a bug must not stop the evaluation of later submissions
                 with self._lock:
                     if sub.status not in FINAL:
-                        self._fail(sub, f"evaluation failed: {type(exc).__name__}")
+                        self._fail(sub, *reasons.from_exception(exc))
             finally:
                 if not self.keep_checkpoints:
                     shutil.rmtree(dest, ignore_errors=True)
+                    shutil.rmtree(dest.parent / "checkpoint", ignore_errors=True)
                 self._queue.task_done()
 
     def _evaluate_one(self, sub: Submission, dest: Path, info: CheckpointInfo) -> None:
@@ -439,13 +497,15 @@ class GradingService:
             if sub.status in FINAL:  # finalized while queued
                 return
             self._record(sub, "evaluating")
+        observed = self._observe(dest)
         try:
             score, extra = self._evaluate(sub.submission_id, dest, info)
             score = float(score)
         except Exception as exc:
+            reason, error = reasons.from_exception(exc)
             with self._lock:
                 if sub.status not in FINAL:
-                    self._fail(sub, f"evaluation failed: {type(exc).__name__}: {exc}")
+                    self._fail(sub, reason, **error, **observed)
             return
         with self._lock:
             if sub.status in FINAL:  # finalized while evaluating: the late score is dropped
@@ -458,9 +518,24 @@ class GradingService:
                 weight_hash=sub.weight_hash,
                 code_revision=sub.code_revision,
                 copy_of_base=False,
+                **observed,
                 **extra,
             )
             sub.done.set()
+
+    def _observe(self, graded: Path) -> dict[str, Any]:
+        """The fingerprint of exactly what is graded (distance to the base); a check that
+        cannot run is recorded as a problem, never skipped silently."""
+        if self.base_dir is None:
+            return {}
+        try:
+            return fingerprint.observe(graded, self.base_dir)
+        except Exception as exc:  # a fingerprint bug must not fail the submission
+            return {
+                "base_distance": None,
+                "fingerprint_problem": f"the distance to the base could not be computed "
+                f"({type(exc).__name__})",
+            }
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until every submission is final; True if none is left."""
