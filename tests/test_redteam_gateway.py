@@ -1,0 +1,74 @@
+"""The red team against the LLM gateway: oversized bodies and malformed ``count_tokens``.
+
+The red-team run has no driver (so no gateway); these attacks run here against a real gateway
+(the scripted driver behind it), from the same script, as the agent would send them: a
+subprocess that knows only ``AUTORL_GATEWAY_URL`` and ``AUTORL_TOKEN``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("autorl_agent_redteam", reason="needs autorl-agent-redteam")
+pytest.importorskip("autorl_driver_scripted", reason="needs autorl-driver-scripted")
+from autorl_agent_redteam.agent import SCRIPT, outcomes
+from autorl_llm.drivers import open_driver
+from autorl_llm.gateway import Gateway
+
+TOKEN = "redteam-gateway-token"
+ATTACKS = ("gateway_huge_body", "gateway_count_tokens")
+SCRIPT_REPLIES = {"replies": ["ok"], "when_exhausted": "repeat_last"}
+CALL_LOG_CAP = 4 * 1024**2
+"""The call log after two 16/64 MiB bodies and five malformed ones: far below one body."""
+
+
+def test_gateway_refuses_huge_bodies_and_survives_malformed_count_tokens(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    here = workspace / "code" / "redteam"
+    here.mkdir(parents=True)
+    (here / "attacks.py").write_bytes(SCRIPT.read_bytes())
+    targets = {"only": list(ATTACKS), "kill_parents": 0, "gateway_body_bytes": 16 * 1024**2}
+    (here / "targets.json").write_text(json.dumps(targets))
+    log = tmp_path / "driver_calls.jsonl"
+    driver = open_driver("scripted/redteam-gateway", script=SCRIPT_REPLIES)
+    with Gateway(driver, token=TOKEN, log_path=log) as gateway:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(tmp_path),
+            "AUTORL_GATEWAY_URL": gateway.url,
+            "AUTORL_TOKEN": TOKEN,
+            "AUTORL_WORKSPACE": str(workspace),
+        }
+        done = subprocess.run(
+            [sys.executable, str(here / "attacks.py"), "--targets", str(here / "targets.json")],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=400,
+        )
+        # the gateway still answers a normal call after the attacks
+        import httpx
+
+        answer = httpx.post(
+            f"{gateway.url}/v1/chat/completions",
+            json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+            headers={"authorization": f"Bearer {TOKEN}"},
+            timeout=30,
+        )
+    results = json.loads((here / "results.json").read_text())
+    seen = outcomes(results)
+    assert set(seen) == set(ATTACKS), (seen, done.stdout[-2000:], done.stderr[-2000:])
+    landed = {r["attack"]: r["detail"] for r in results if r["outcome"] != "blocked"}
+    assert landed == {}, json.dumps(landed, indent=1)
+    assert answer.status_code == 200, answer.text[:300]
+    # the call log is bounded and whole: every line parses, none holds a huge body
+    assert log.stat().st_size < CALL_LOG_CAP, log.stat().st_size
+    lines = log.read_text().splitlines()
+    assert lines and all(isinstance(json.loads(line), dict) for line in lines)
