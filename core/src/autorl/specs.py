@@ -61,6 +61,11 @@ class TaskSpec(Spec):
 @dataclass(frozen=True)
 class AgentSpec(Spec):
     kind: ClassVar[str] = "agent"
+    trajectory: str | None = None
+    """The trajectory file this agent's adapter writes, relative to the run directory
+    (``agent_trajectory.jsonl``, ``home/react-trajectory.jsonl``); None when it keeps none.
+    The analysis reads a trajectory only where the run's agent declares it, so a file an agent
+    plants under another agent's name is never read."""
 
 
 @dataclass(frozen=True)

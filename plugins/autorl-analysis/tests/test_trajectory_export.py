@@ -28,8 +28,9 @@ def test_trajectory_and_driver_calls_become_openai_messages(tmp_path: Path) -> N
         "usage": {"input_tokens": 3, "output_tokens": 4},
     }
     (tmp_path / "driver_calls.jsonl").write_text(json.dumps(call) + "\n")
-    rows = export_rows(tmp_path, [])
+    rows = export_rows(tmp_path, [], "agent_trajectory.jsonl")
     assert [r["source"] for r in rows] == ["agent_trajectory.jsonl", "driver_calls.jsonl"]
+    assert [r["basis"] for r in rows] == ["claimed", "observed"]
     messages = rows[0]["messages"]
     assert messages[0] == {"role": "user", "content": "train a model"}
     assert messages[1]["tool_calls"][0]["function"] == {
@@ -50,4 +51,4 @@ def test_a_link_in_place_of_the_trajectory_is_not_followed(tmp_path: Path) -> No
     run = tmp_path / "run"
     (run / "home").mkdir(parents=True)
     (run / "home" / "react-trajectory.jsonl").symlink_to(secret)
-    assert export_rows(run, []) == []
+    assert export_rows(run, [], "home/react-trajectory.jsonl") == []

@@ -14,6 +14,7 @@ def autorl_register_agents() -> list[AgentSpec]:
             factory="autorl_agent_claude_code.agent:ClaudeCodeAgent",
             description="Claude Code 2.1.330 headless (claude -p) through the run's LLM "
             "gateway; modes free, sft-only, rl-oriented",
+            trajectory="agent_trajectory.jsonl",  # the CLI adapters' common trajectory
             options={
                 "driver": True,
                 "protocol": "anthropic-messages",

@@ -14,6 +14,7 @@ def autorl_register_agents() -> list[AgentSpec]:
             factory="autorl_agent_codex.agent:CodexAgent",
             description="Codex CLI 0.169.0 headless (codex exec) through the run's LLM "
             "gateway; installed on demand",
+            trajectory="agent_trajectory.jsonl",  # the CLI adapters' common trajectory
             options={
                 "driver": True,
                 "protocol": "openai-responses",

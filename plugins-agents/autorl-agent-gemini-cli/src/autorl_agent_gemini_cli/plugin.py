@@ -14,6 +14,7 @@ def autorl_register_agents() -> list[AgentSpec]:
             factory="autorl_agent_gemini_cli.agent:GeminiCliAgent",
             description="Gemini CLI 0.61.0 headless (gemini -p) through the run's LLM "
             "gateway; installed on demand",
+            trajectory="agent_trajectory.jsonl",  # the CLI adapters' common trajectory
             options={
                 "driver": True,
                 "protocol": "gemini",

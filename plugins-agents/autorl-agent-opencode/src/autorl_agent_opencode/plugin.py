@@ -14,6 +14,7 @@ def autorl_register_agents() -> list[AgentSpec]:
             factory="autorl_agent_opencode.agent:OpenCodeAgent",
             description="OpenCode 1.18.33 headless (opencode run) through the run's LLM "
             "gateway; installed on demand",
+            trajectory="agent_trajectory.jsonl",  # the CLI adapters' common trajectory
             options={
                 "driver": True,
                 "protocol": "openai-chat",

@@ -14,6 +14,7 @@ def autorl_register_agents() -> list[AgentSpec]:
             factory="autorl_agent_openhands.agent:OpenHandsAgent",
             description="OpenHands CLI 1.16.0 headless (Python 3.12 venv) through the run's LLM "
             "gateway; installed on demand",
+            trajectory="agent_trajectory.jsonl",  # the CLI adapters' common trajectory
             options={
                 "driver": True,
                 "protocol": "openai-chat",

@@ -14,6 +14,7 @@ def autorl_register_agents() -> list[AgentSpec]:
             factory="autorl_agent_react.agent:ReactAgent",
             description="autorl's own tool-using loop (shell, read_file, write_file, submit, "
             "check_budget) driven by any --driver through the LLM gateway",
+            trajectory="home/react-trajectory.jsonl",  # written by the agent: hostile data
             options={"driver": True},
         )
     ]

@@ -20,7 +20,12 @@ from autorl_analysis import integrity, routes
 from autorl_analysis.model import Analysis, Evidence, Flag, Route, SubmissionAnalysis, TimelineEvent
 from autorl_analysis.routes import Line
 from autorl_analysis.sources import CodeHistory, read_capped, read_jsonl
-from autorl_analysis.trajectory import commands, load_trajectory, trajectory_lines
+from autorl_analysis.trajectory import (
+    commands,
+    declared_trajectory,
+    load_trajectory,
+    trajectory_lines,
+)
 
 AGENT_CLOCK_RE = re.compile(r"^\[[\w.-]+\s+(\d+(?:\.\d+)?)s\]")
 """A log line stamped with the agent's own elapsed seconds (``[recipe   8.4s] ...``)."""
@@ -51,7 +56,8 @@ class RunReader:
             Line("agent.log", n, text)
             for n, text in enumerate(read_capped(d / "agent.log", d).splitlines(), 1)
         ]
-        source, self.trajectory = load_trajectory(d, self.problems)
+        self.trajectory_file = declared_trajectory(self.record.agent, self.problems)
+        source, self.trajectory = load_trajectory(d, self.problems, self.trajectory_file)
         self.traj_lines = trajectory_lines(source, self.trajectory)
         self.commands = commands(source, self.trajectory)
         launch = next((e for e in self.events if e.get("event") == "agent_launch"), None)
@@ -84,13 +90,17 @@ class RunReader:
 # routes ------------------------------------------------------------------------------------------
 
 
-def submission_routes(reader: RunReader) -> tuple[dict[int, Route], Route | None]:
-    """Per submission and for the whole run."""
+def submission_routes(
+    reader: RunReader,
+) -> tuple[dict[int, Route], Route | None, dict[int, Route]]:
+    """Per submission and for the whole run, and per submission the route the agent's text
+    claims (the same, except where the harness observed a copy of the base)."""
     streams = [s for s in (reader.log, reader.traj_lines) if s]
     hits = {id(s): routes.scan_log(s) for s in streams}
     disabled = routes.disabled_methods(reader.commands)
     base_hash = (reader.record.manifest.get("hashes") or {}).get("base_model")
     out: dict[int, Route] = {}
+    claimed: dict[int, Route] = {}
     cursor = {id(s): 0 for s in streams}
     for s in reader.record.submissions:
         executed: list[tuple[str, Evidence]] = []
@@ -107,57 +117,100 @@ def submission_routes(reader: RunReader) -> tuple[dict[int, Route], Route | None
         if s.status == "duplicate" and original is not None:  # the same weights: its route
             same = Evidence("submissions.jsonl", f"same weights as submission {s.duplicate_of}")
             out[s.submission_id] = Route(
-                original.label, original.methods, (same, *original.evidence)
+                original.label, original.methods, (same, *original.evidence), original.basis
             )
             continue
         code = routes.scan_code(reader.code(s.code_revision))
+        claimed[s.submission_id] = routes.attribute(executed=executed, code=code, disabled=disabled)
         out[s.submission_id] = routes.attribute(
             executed=executed, code=code, disabled=disabled, copy=copy
         )
     executed = [(m, ev) for stream in streams for _, m, ev in hits[id(stream)]]
     run_code = routes.scan_code(reader.code(None))
     if not executed and not run_code and not reader.record.submissions:
-        return out, None
+        return out, None, claimed
     run_route = routes.attribute(executed=executed, code=run_code, disabled=disabled)
     if run_route.label == "none" and out and all(r.label == "copy" for r in out.values()):
-        run_route = Route("copy", (), tuple(r.evidence[0] for r in out.values())[:3])
-    return out, run_route
+        evidence = tuple(r.evidence[0] for r in out.values())[:3]
+        run_route = Route("copy", (), evidence, "observed")
+    return out, run_route, claimed
 
 
 # integrity ---------------------------------------------------------------------------------------
 
 
-def distances(reader: RunReader) -> dict[int, float]:
-    """Relative distance to the base per submission whose weights can still be verified."""
+def distances(reader: RunReader) -> tuple[dict[int, integrity.WeightChange], list[Flag]]:
+    """The observed change of each scored submission's weights from the base, and a
+    ``fingerprint_unavailable`` flag (with a problem line) for each one whose check could not
+    run. The grader's recorded ``base_distance`` wins; the checkpoint is read only for its
+    per-tensor detail (the harness's kept copy) or, in runs recorded before the grader measured
+    it, for the distance itself."""
     manifest = reader.record.manifest
     base_path = (manifest.get("model") or {}).get("path")
     base_hash = (manifest.get("hashes") or {}).get("base_model")
+    changes: dict[int, integrity.WeightChange] = {}
+    flags: list[Flag] = []
+
+    def unavailable(sid: int, why: str, source: str) -> None:
+        reader.problems.append(f"submission {sid}: no near-copy check ({why})"[:300])
+        flags.append(integrity.unavailable_flag(sid, why, source))
+
+    base_ok, base_why = _base_checkable(base_path, base_hash)
+    for s in reader.record.submissions:
+        if s.status != "scored" or s.copy_of_base or s.weight_hash == base_hash:
+            continue
+        recorded, value, problem = integrity.recorded_fingerprint(s)
+        if recorded and value is None:
+            unavailable(s.submission_id, f"the grader recorded: {problem}", "submissions.jsonl")
+            continue
+        detail = None
+        if base_ok:
+            detail, why = _measure(reader, s, Path(base_path), workspace_ok=not recorded)
+        else:
+            why = base_why
+        if recorded and value is not None:  # per-tensor detail from the kept copy, if any
+            changes[s.submission_id] = integrity.WeightChange(
+                value,
+                "submissions.jsonl",
+                detail.tensors if detail is not None else None,
+                detail.changed if detail is not None else None,
+            )
+        elif detail is not None:
+            changes[s.submission_id] = detail
+        else:
+            unavailable(s.submission_id, why, "manifest.json" if not base_ok else "submissions")
+    return changes, flags
+
+
+def _base_checkable(base_path: Any, base_hash: Any) -> tuple[bool, str]:
     if not base_path or not Path(base_path).is_dir():
-        reader.problems.append("the base model is gone from the cache: no near-copy check")
-        return {}
+        return False, "the base model is gone from the cache"
     from autorl_grading.checkpoints import CheckpointError, tensor_hash
 
     try:
         if tensor_hash(Path(base_path)) != base_hash:
-            reader.problems.append("the cached base model's hash differs: no near-copy check")
-            return {}
-    except (CheckpointError, OSError, ValueError):
-        return {}
-    out: dict[int, float] = {}
-    for s in reader.record.submissions:
-        if s.status != "scored" or s.copy_of_base or s.weight_hash == base_hash:
-            continue
-        directory = integrity.checkpoint_dir(reader.run_dir, s, reader.problems)
-        if directory is None:
-            continue
-        try:
-            value = integrity.relative_distance(directory, Path(base_path))
-        except Exception as exc:  # a hostile file may break the reader: note it, go on
-            reader.problems.append(f"submission {s.submission_id}: distance failed ({exc!r})"[:200])
-            continue
-        if value is not None:
-            out[s.submission_id] = value
-    return out
+            return False, "the cached base model's hash differs from the run's"
+    except (CheckpointError, OSError, ValueError) as exc:
+        return False, f"the cached base model could not be hashed ({type(exc).__name__})"
+    return True, ""
+
+
+def _measure(
+    reader: RunReader, s: Any, base: Path, *, workspace_ok: bool
+) -> tuple[integrity.WeightChange | None, str]:
+    directory, why = integrity.checkpoint_dir(
+        reader.run_dir, s, reader.problems, workspace_ok=workspace_ok
+    )
+    if directory is None:
+        return None, why
+    source = str(directory.relative_to(reader.run_dir))
+    try:
+        change = integrity.weight_change(directory, base, source)
+    except Exception as exc:  # a hostile file may break the reader: note it, go on
+        return None, f"reading the weights failed ({exc!r})"[:200]
+    if change is None:
+        return None, "tensor names or shapes differ from the base (an adapter or another model)"
+    return change, ""
 
 
 def splits(reader: RunReader) -> tuple[list[str], list[str]] | None:
@@ -230,12 +283,17 @@ def json_strings(text: str) -> str:
     return "\n".join(out)
 
 
-def flags(reader: RunReader, measured: dict[str, Any]) -> list[Flag]:
+def flags(reader: RunReader, measured: dict[str, Any], claimed: dict[int, Route]) -> list[Flag]:
+    """Every integrity flag; ``claimed`` is each submission's route as the agent's text tells it
+    (before a copy of the base overrides it), to hold against what the harness observed."""
     record = reader.record
     base_hash = (record.manifest.get("hashes") or {}).get("base_model")
-    dist = distances(reader)
-    measured["distance_to_base"] = {str(k): round(v, 8) for k, v in dist.items()}
-    found = integrity.copy_flags(record.submissions, base_hash, dist)
+    changes, unavailable = distances(reader)
+    measured["distance_to_base"] = {str(k): round(v.distance, 8) for k, v in changes.items()}
+    measured["weight_change"] = {str(k): v.as_dict() for k, v in changes.items()}
+    found = integrity.copy_flags(record.submissions, base_hash, changes)
+    found += unavailable
+    found += integrity.contradiction_flags(claimed, changes, record.submissions)
     leakage: dict[str, Any] = {}
     measured["leakage"] = leakage
     data = splits(reader)
@@ -295,6 +353,7 @@ def timeline(reader: RunReader) -> list[TimelineEvent]:
                     "training_finished",
                     f"{method} ({ev.text[:80]})",
                     {"method": method, "clock": "agent", "line": ev.line},
+                    basis="claimed",
                 )
             )
     for line in reader.commands[1:]:
@@ -303,7 +362,15 @@ def timeline(reader: RunReader) -> list[TimelineEvent]:
         )
         t = reader.since_launch(event.get("ts"))
         if t is not None:
-            out.append(TimelineEvent(t, "command", line.text[:120], {"line": line.number}))
+            out.append(
+                TimelineEvent(
+                    t,
+                    "command",
+                    line.text[:120],
+                    {"line": line.number, "source": line.source},
+                    basis="claimed",
+                )
+            )
     for s in reader.record.submissions:
         t = s.elapsed_s or 0.0
         out.append(
@@ -418,7 +485,7 @@ def analyse(run_dir: Path) -> tuple[Analysis, RunReader]:
     """The analysis, and the reader (its records, for the views)."""
     reader = RunReader(Path(run_dir))
     record = reader.record
-    per_sub, run_route = submission_routes(reader)
+    per_sub, run_route, claimed = submission_routes(reader)
     base = record.baseline.score if record.baseline is not None else None
     subs = []
     sub_failures = []
@@ -439,7 +506,7 @@ def analyse(run_dir: Path) -> tuple[Analysis, RunReader]:
     crash_list = fail.crashes(reader.log) + fail.crashes(reader.traj_lines)
     failures = fail.run_failures(record, sub_failures, crash_list, oom_kills(record))
     measured: dict[str, Any] = {}
-    flag_list = flags(reader, measured)
+    flag_list = flags(reader, measured, claimed)
     valid = [s for s in record.submissions if s.valid and s.score is not None]
     best_route = None
     if valid:

@@ -72,7 +72,8 @@ def submission_failure(s: Any, baseline: float | None) -> Failure | None:
 
 
 def crashes(lines: Sequence[Line]) -> list[Failure]:
-    """Tracebacks in a stream, one failure per traceback, classified by its exception."""
+    """Tracebacks in a stream, one failure per traceback, classified by its exception; the
+    agent printed them (and could print a fake one), so they are ``claimed``."""
     found = []
     index = 0
     while index < len(lines):
@@ -103,6 +104,7 @@ def crashes(lines: Sequence[Line]) -> list[Failure]:
                     Evidence(start.source, start.text.strip()[:200], start.number),
                     Evidence(last.source, last.text.strip()[:300], last.number),
                 ),
+                basis="claimed",
             )
         )
         index = j

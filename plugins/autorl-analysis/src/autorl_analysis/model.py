@@ -37,6 +37,12 @@ FailureType = Literal[
 validator's reason class for an invalid checkpoint; ``oom``, ``cuda``, ``import``, ``shape`` or
 ``other`` for a training crash; which budget ran out)."""
 
+Basis = Literal["observed", "claimed"]
+"""Where a finding comes from (docs/analysis.md#claims-and-observations): ``observed`` when
+the harness measured or recorded it itself (weights against the base, the gateway's call log,
+the events the harness and the sandbox wrote, the submissions log); ``claimed`` when it is read
+from text the agent wrote (``agent.log``, its trajectory, its code), which it could forge."""
+
 Severity = Literal["info", "warning", "critical"]
 """``critical``: the score should not be trusted as it stands (a copy of the base, eval data
 in the training set, a substituted model); ``warning``: worth a look (probing the grader,
@@ -61,6 +67,9 @@ class Route:
     """Specific methods found, in the order used: ``sft``, ``dpo``, ``orpo``, ``kto``,
     ``grpo``, ``ppo``, ``rloo``, ``reinforce``..."""
     evidence: tuple[Evidence, ...] = ()
+    basis: Basis = "claimed"
+    """``observed`` only for ``copy`` (the harness's weight hash); every trained route is read
+    from the agent's logs, trajectory or code, so it is ``claimed``."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,8 @@ class Failure:
     detail: str = ""
     message: str = ""
     evidence: tuple[Evidence, ...] = ()
+    basis: Basis = "observed"
+    """``claimed`` for tracebacks read from ``agent.log`` or the trajectory."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +89,7 @@ class Flag:
     kind: str
     """``copy_of_base``, ``near_copy_of_base``, ``substituted_model``, ``eval_leakage``,
     ``grader_probing``, ``gateway_misuse``, ``network_denied``, ``base_modified``,
-    ``judge:<category>``..."""
+    ``claim_contradicted``, ``fingerprint_unavailable``, ``judge:<category>``..."""
     severity: Severity
     message: str
     evidence: tuple[Evidence, ...] = ()
@@ -109,6 +120,8 @@ class TimelineEvent:
     ``submission``, ``score``, ``budget_warning``, ``driver_spend``, ``agent_end``..."""
     label: str
     data: dict[str, Any] = field(default_factory=dict)
+    basis: Basis = "observed"
+    """``claimed`` for commands from the trajectory and training lines from ``agent.log``."""
 
 
 @dataclass(frozen=True)
@@ -125,8 +138,10 @@ class Analysis:
     timeline: tuple[TimelineEvent, ...] = ()
     flags: tuple[Flag, ...] = ()
     measurements: dict[str, Any] = field(default_factory=dict)
-    """The numbers behind the flags: ``leakage`` (n-gram overlap, calibration, threshold) and
-    ``distance_to_base`` (submission id -> relative L2 distance)."""
+    """The numbers behind the flags: ``leakage`` (n-gram overlap, calibration, threshold),
+    ``distance_to_base`` (submission id -> relative L2 distance) and ``weight_change``
+    (submission id -> the observed change of the weights: distance, where it was measured,
+    tensors changed)."""
     judge: dict[str, Any] | None = None
     """The LLM judge's structured verdicts, when one was asked (see judge.py)."""
     overhead: dict[str, float] = field(default_factory=dict)

@@ -85,7 +85,7 @@ class AnalysisReport:
         page = render_html(analysis, summary, png, reader.calls)
         written.append(_write(out_dir / "report.html", page))
         problems: list[str] = []
-        rows = export_rows(run_dir, problems)
+        rows = export_rows(run_dir, problems, reader.trajectory_file)
         if rows:
             text = "".join(json.dumps(r, default=str) + "\n" for r in rows)
             written.append(_write(out_dir / "trajectory.openai.jsonl", text))

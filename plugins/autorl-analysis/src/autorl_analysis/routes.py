@@ -12,7 +12,9 @@ Three kinds of evidence, strongest first (docs/analysis.md#routes):
 3. **Code** in the submission's snapshot (``code-history.git`` at its ``code_revision``):
    trainer classes and losses used (``SFTTrainer``, ``GRPOTrainer``, ``DPOTrainer``...).
 
-Logs win when they name any method; code (less the disabled methods) is the fallback.
+Logs win when they name any method; code (less the disabled methods) is the fallback. All
+three are text the agent wrote, so a trained route is ``claimed``; only ``copy`` (the
+harness's weight hash) is ``observed`` (docs/analysis.md#claims-and-observations).
 """
 
 from __future__ import annotations
@@ -180,7 +182,7 @@ def attribute(
     """A route from the evidence: ``executed`` (training-log hits, in order), ``code``
     (methods in the snapshot), ``disabled`` (methods a command turned off)."""
     if copy is not None:
-        return Route("copy", (), (copy,))
+        return Route("copy", (), (copy,), "observed")
     if executed:
         methods: list[str] = []
         evidence: list[Evidence] = []

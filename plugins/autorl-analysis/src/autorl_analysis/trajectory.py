@@ -1,12 +1,15 @@
 """The agent's trajectory and driver calls: read from the run, exported as OpenAI-style messages.
 
-Sources, all kept by the harness outside the workspace or read with caps from the agent's HOME:
-``agent_trajectory.jsonl`` (the common trajectory the CLI adapters write into the run directory),
-``home/react-trajectory.jsonl`` (the ``react`` agent's own log, agent-written: hostile, capped),
-and ``driver_calls.jsonl`` (the LLM gateway's call log: requests and responses as it saw them).
+Sources: the trajectory file the run's agent declares (``AgentSpec.trajectory``:
+``agent_trajectory.jsonl``, the common trajectory the CLI adapters write into the run
+directory; ``home/react-trajectory.jsonl``, the ``react`` agent's own log, agent-written:
+hostile, capped), never another agent's file, and ``driver_calls.jsonl`` (the LLM gateway's call
+log: requests and responses as it saw them). A trajectory is what the agent says it did
+(``basis: "claimed"``); the call log is what the gateway saw (``basis: "observed"``).
 
 The export (docs/analysis.md#trajectory-export) is one JSON object per line:
-``{"source", "index", "ts", "messages": [...], "usage"?, "model"?}``; ``messages`` follow the
+``{"source", "basis", "index", "ts", "messages": [...], "usage"?, "model"?}``; texts are
+bounded and hold no control characters (:func:`autorl.text.sanitize`); ``messages`` follow the
 OpenAI chat format (``role`` system/user/assistant/tool, ``content``, ``tool_calls`` with
 ``{"id", "type": "function", "function": {"name", "arguments"}}``, ``tool_call_id``).
 """
@@ -18,19 +21,46 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from autorl.text import sanitize
 from autorl_analysis.routes import Line
 from autorl_analysis.sources import read_jsonl
 
-TRAJECTORY_FILES = ("agent_trajectory.jsonl", "home/react-trajectory.jsonl")
 MAX_TEXT = 20_000
 
 
-def load_trajectory(run_dir: Path, problems: list[str]) -> tuple[str, list[dict[str, Any]]]:
-    """``(source, events)`` of the first trajectory file found; ('', []) without one."""
-    for name in TRAJECTORY_FILES:
-        path = run_dir / name
-        if path.is_file() and not path.is_symlink():
-            return name, read_jsonl(path, run_dir, problems)
+def declared_trajectory(agent: str | None, problems: list[str]) -> str | None:
+    """The run-relative trajectory file the run's agent declares (``AgentSpec.trajectory``);
+    None when it declares none or is not installed here (a problem line says so)."""
+    if not agent:
+        return None
+    from autorl.registry import get_registry
+
+    try:
+        spec = get_registry().get("agent", agent).spec
+    except Exception as exc:  # an unknown or broken agent plugin: no trajectory, say why
+        problems.append(f"agent {agent!r} not found here: its trajectory is not read ({exc})"[:300])
+        return None
+    name = getattr(spec, "trajectory", None)
+    if not isinstance(name, str) or not name:
+        return None
+    path = Path(name)
+    if path.is_absolute() or ".." in path.parts:
+        problems.append(f"agent {agent!r} declares a trajectory outside the run: {name[:100]!r}")
+        return None
+    return path.as_posix()
+
+
+def load_trajectory(
+    run_dir: Path, problems: list[str], declared: str | None
+) -> tuple[str, list[dict[str, Any]]]:
+    """``(source, events)`` of the trajectory file the run's agent declares
+    (:func:`declared_trajectory`); ('', []) without one. Files other agents would write are not
+    read: an agent that plants ``home/react-trajectory.jsonl`` does not get it believed."""
+    if not declared:
+        return "", []
+    path = run_dir / declared
+    if path.is_file() and not path.is_symlink():
+        return declared, read_jsonl(path, run_dir, problems)
     return "", []
 
 
@@ -80,14 +110,15 @@ def trajectory_messages(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]
     for e in events:
         kind = e.get("type")
         if kind == "message":
-            messages.append({"role": e.get("role") or "assistant", "content": e.get("text") or ""})
+            role = _role(e.get("role") or "assistant")
+            messages.append({"role": role, "content": _bounded(e.get("text"))})
         elif kind == "tool_call":
             call = {
-                "id": str(e.get("id") or f"call_{len(messages)}"),
+                "id": sanitize(e.get("id") or f"call_{len(messages)}", 200),
                 "type": "function",
                 "function": {
-                    "name": str(e.get("name") or ""),
-                    "arguments": json.dumps(e.get("arguments") or {}, default=str),
+                    "name": sanitize(e.get("name"), 200),
+                    "arguments": _arguments(e.get("arguments") or {}),
                 },
             }
             last = messages[-1] if messages else None
@@ -99,8 +130,8 @@ def trajectory_messages(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]
             messages.append(
                 {
                     "role": "tool",
-                    "tool_call_id": str(e.get("id") or ""),
-                    "content": str(e.get("output") or ""),
+                    "tool_call_id": sanitize(e.get("id"), 200),
+                    "content": _bounded(e.get("output")),
                 }
             )
     return messages
@@ -115,16 +146,17 @@ def call_messages(call: dict[str, Any]) -> list[dict[str, Any]]:
         messages.insert(0, {"role": "system", "content": system})
     response = call.get("response") if isinstance(call.get("response"), dict) else {}
     if response:
-        answer: dict[str, Any] = {"role": "assistant", "content": _text(response.get("text"))}
+        text = _bounded(_text(response.get("text")))
+        answer: dict[str, Any] = {"role": "assistant", "content": text}
         calls = [
             {
-                "id": str(c.get("id") or ""),
+                "id": sanitize(c.get("id"), 200),
                 "type": "function",
                 "function": {
-                    "name": str(c.get("name") or ""),
-                    "arguments": c.get("arguments")
+                    "name": sanitize(c.get("name"), 200),
+                    "arguments": _bounded(c.get("arguments"))
                     if isinstance(c.get("arguments"), str)
-                    else json.dumps(c.get("arguments") or {}, default=str),
+                    else _arguments(c.get("arguments") or {}),
                 },
             }
             for c in response.get("tool_calls") or []
@@ -137,11 +169,47 @@ def call_messages(call: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _message(m: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": str(m.get("role") or "user"), "content": _text(m.get("content"))}
+    out: dict[str, Any] = {
+        "role": _role(m.get("role") or "user"),
+        "content": _bounded(_text(m.get("content"))),
+    }
     for key in ("tool_calls", "tool_call_id", "name"):
         if key in m:
-            out[key] = m[key]
+            value = m[key]
+            out[key] = sanitize(value, 200) if isinstance(value, str) else value
     return out
+
+
+ROLES = ("system", "user", "assistant", "tool")
+
+
+def _role(value: Any) -> str:
+    """One of the OpenAI roles; anything else the trajectory says is kept as ``user``."""
+    return value if value in ROLES else "user"
+
+
+def _arguments(value: Any) -> str:
+    """A tool call's arguments as a JSON string, every string in them inert (no control
+    characters, even JSON-escaped ones), the whole bounded."""
+    return json.dumps(_inert(value), default=str)[:MAX_TEXT]
+
+
+def _inert(value: Any, depth: int = 0) -> Any:
+    if isinstance(value, str):
+        return _bounded(value)
+    if depth > 8:
+        return None
+    if isinstance(value, dict):
+        return {sanitize(k, 200): _inert(v, depth + 1) for k, v in list(value.items())[:200]}
+    if isinstance(value, list):
+        return [_inert(v, depth + 1) for v in value[:200]]
+    return value
+
+
+def _bounded(text: Any) -> str:
+    """A message's text as data: no control characters or escape sequences, at most
+    :data:`MAX_TEXT` characters (newlines kept)."""
+    return sanitize(text, MAX_TEXT, multiline=True)
 
 
 def _text(content: Any) -> str:
@@ -156,17 +224,20 @@ def _text(content: Any) -> str:
     return str(content)
 
 
-def export_rows(run_dir: Path, problems: list[str]) -> list[dict[str, Any]]:
-    """The rows of ``trajectory.openai.jsonl``: the agent's trajectory first, then one row per
-    driver call."""
+def export_rows(
+    run_dir: Path, problems: list[str], trajectory: str | None = None
+) -> list[dict[str, Any]]:
+    """The rows of ``trajectory.openai.jsonl``: the agent's declared ``trajectory`` first
+    (claimed), then one row per driver call (observed by the gateway)."""
     rows: list[dict[str, Any]] = []
-    source, events = load_trajectory(run_dir, problems)
+    source, events = load_trajectory(run_dir, problems, trajectory)
     if events:
         rows.append(
             {
                 "source": source,
+                "basis": "claimed",
                 "index": 0,
-                "ts": next((e.get("ts") for e in events if e.get("ts")), ""),
+                "ts": sanitize(next((e.get("ts") for e in events if e.get("ts")), ""), 64),
                 "messages": trajectory_messages(events),
             }
         )
@@ -174,6 +245,7 @@ def export_rows(run_dir: Path, problems: list[str]) -> list[dict[str, Any]]:
     for index, call in enumerate(calls, 1):
         row: dict[str, Any] = {
             "source": "driver_calls.jsonl",
+            "basis": "observed",
             "index": index,
             "ts": call.get("ts") or "",
             "messages": call_messages(call),

@@ -1,38 +1,52 @@
 """The analysis as Markdown sections (for report.md) and as one self-contained HTML page.
 
 Every string that came from a record (paths, commands, log lines: agent-written, hostile) is
-HTML-escaped; the page holds no script and loads nothing: plots are inline base64 PNGs.
+made inert and bounded (:func:`autorl.text.sanitize`) and then escaped for its sink: Markdown
+and HTML for report.md (:func:`autorl.text.markdown_text`), HTML for report.html. The page holds
+no script and loads nothing: plots are inline base64 PNGs. Every route, failure and timeline
+entry shows its basis: ``claimed`` (read from the agent's text) or ``observed`` (measured or
+recorded by the harness).
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import re
 from typing import Any
 
+from autorl.text import markdown_text, sanitize
 from autorl_analysis.model import Analysis, Evidence, Flag, Route
 
 MAX_ROWS = 200
 SEVERITY_CLASS = {"violation": "critical", "suspicious": "warning"}
 
 
-def _md(text: Any) -> str:
-    """One table cell or inline text: no pipes, no newlines, no HTML."""
-    return html.escape(str(text)).replace("|", "\\|").replace("\n", " ")[:300]
+def _md(text: Any, limit: int = 300) -> str:
+    """One table cell or inline text: inert, HTML and Markdown escaped, bounded."""
+    return markdown_text(text, limit)
 
 
 def _evidence_md(items: tuple[Evidence, ...], limit: int = 3) -> str:
+    """No code spans: a backslash escape does not work inside one, so a backtick in an
+    agent-chosen path could close it."""
     return "; ".join(
-        f"`{_md(e.source)}{':' + str(e.line) if e.line else ''}` {_md(e.text)}"
+        f"{_md(e.source, 160)}{':' + str(int(e.line)) if e.line else ''}: {_md(e.text)}"
         for e in items[:limit]
     )
 
 
-def _route_text(route: Route | None) -> str:
+def _kind(kind: str) -> str:
+    """A flag's kind in a code span when it is a plain name (they all are; escaped otherwise)."""
+    return f"`{kind}`" if re.fullmatch(r"[A-Za-z0-9_:.-]{1,80}", kind) else _md(kind, 80)
+
+
+def _route_text(route: Route | None, basis: bool = True) -> str:
     if route is None:
         return "-"
     methods = ", ".join(route.methods)
-    return f"{route.label}" + (f" ({methods})" if methods else "")
+    text = f"{route.label}" + (f" ({methods})" if methods else "")
+    return text + (f" [{route.basis}]" if basis and route.label not in ("none",) else "")
 
 
 def flags_md(analysis: Analysis) -> str:
@@ -42,7 +56,7 @@ def flags_md(analysis: Analysis) -> str:
     lines = [f"> **INTEGRITY FLAGS ({len(analysis.flags)})** - post-hoc analysis, see below:"]
     for f in analysis.flags:
         sub = f" (submission {f.submission_id})" if f.submission_id is not None else ""
-        lines.append(f"> - **{f.severity}** `{f.kind}`{sub}: {_md(f.message)}")
+        lines.append(f"> - **{f.severity}** {_kind(f.kind)}{sub}: {_md(f.message, 500)}")
     return "\n".join(lines) + "\n"
 
 
@@ -65,6 +79,12 @@ def sections_md(analysis: Analysis) -> str:
         f"Route of the run: **{_route_text(analysis.route)}**; of the best submission: "
         f"**{_route_text(analysis.best_route)}**.\n"
     )
+    out.append(
+        "*claimed*: read from what the agent wrote (agent.log, its trajectory, its code), "
+        "which it could forge; *observed*: measured or recorded by the harness (weights against "
+        "the base, the gateway's call log, events.jsonl, submissions.jsonl). A claim that an "
+        "observation contradicts is the flag `claim_contradicted`.\n"
+    )
     if analysis.submissions:
         out += [
             "| submission | status | score | route | failure | evidence |",
@@ -81,8 +101,8 @@ def sections_md(analysis: Analysis) -> str:
     out.append("### Failures\n")
     if analysis.failures:
         out += [
-            f"- **{f.type}**{' (' + _md(f.detail) + ')' if f.detail else ''}: {_md(f.message)}"
-            + (f" - {_evidence_md(f.evidence, 2)}" if f.evidence else "")
+            f"- **{f.type}**{' (' + _md(f.detail) + ')' if f.detail else ''} [{f.basis}]: "
+            f"{_md(f.message)}" + (f" - {_evidence_md(f.evidence, 2)}" if f.evidence else "")
             for f in analysis.failures
         ]
     else:
@@ -95,10 +115,29 @@ def sections_md(analysis: Analysis) -> str:
                 if f.value is not None and f.threshold is not None
                 else ""
             )
-            out.append(f"- **{f.severity}** `{f.kind}`: {_md(f.message)}{value}")
+            out.append(f"- **{f.severity}** {_kind(f.kind)}: {_md(f.message, 500)}{value}")
             out += [f"  - {_evidence_md((e,), 1)}" for e in f.evidence[:5]]
     else:
         out.append("None.")
+    change = analysis.measurements.get("weight_change") or {}
+    if change:
+        out += [
+            "\n### Observed weight change\n",
+            "| submission | relative L2 to the base | tensors changed | largest changes | source |",
+            "|---:|---:|---:|---|---|",
+        ]
+        for sid, c in change.items():
+            changed = (
+                f"{c['tensors_changed']} of {c['tensors']}" if c.get("tensors") is not None else "-"
+            )
+            top = ", ".join(
+                f"{_md(t['tensor'], 80)} {t['relative']:.2e}"
+                for t in c.get("largest_changes", [])[:3]
+            )
+            out.append(
+                f"| {_md(sid, 12)} | {c['distance']:.3e} | {changed} | {top or '-'} | "
+                f"{_md(c['source'], 80)} |"
+            )
     leak = analysis.measurements.get("leakage") or {}
     if leak:
         out.append(
@@ -117,9 +156,9 @@ def sections_md(analysis: Analysis) -> str:
                 share = f"{value / total:.0%}" if total > 0 and key != "evaluation" else ""
                 out.append(f"| {label} | {value:.1f} | {share} |")
     out.append("\n### Timeline\n")
-    out += ["| t (s) | what | detail |", "|---:|---|---|"]
+    out += ["| t (s) | what | basis | detail |", "|---:|---|---|---|"]
     for e in analysis.timeline[:MAX_ROWS]:
-        out.append(f"| {e.t:.1f} | {e.kind} | {_md(e.label)} |")
+        out.append(f"| {e.t:.1f} | {_md(e.kind, 40)} | {e.basis} | {_md(e.label)} |")
     if analysis.judge is not None:
         out.append("\n" + judge_md(analysis.judge))
     if analysis.problems:
@@ -160,13 +199,15 @@ code{font-size:.85em;word-break:break-all} img{max-width:100%}
 """
 
 
-def _e(text: Any) -> str:
-    return html.escape(str(text))
+def _e(text: Any, limit: int = 2000) -> str:
+    """Text for the page: inert (no control characters), bounded, HTML-escaped."""
+    return html.escape(sanitize(text, limit))
 
 
 def _evidence_html(items: tuple[Evidence, ...], limit: int = 4) -> str:
     return "<br>".join(
-        f"<code>{_e(e.source)}{':' + str(e.line) if e.line else ''}</code> {_e(e.text[:300])}"
+        f"<code>{_e(e.source, 300)}{':' + str(int(e.line)) if e.line else ''}</code> "
+        f"{_e(e.text, 300)}"
         for e in items[:limit]
     )
 
@@ -233,8 +274,8 @@ def render_html(
         "<h2 id='timeline'>Timeline</h2>",
         f"<img id='timeline-plot' alt='timeline' src='data:image/png;base64,{image}'>",
         _table(
-            ["t (s)", "what", "detail"],
-            [[f"{e.t:.1f}", _e(e.kind), _e(e.label)] for e in a.timeline],
+            ["t (s)", "what", "basis", "detail"],
+            [[f"{e.t:.1f}", _e(e.kind), _e(e.basis), _e(e.label)] for e in a.timeline],
             id_="timeline-table",
         ),
         "<h2 id='submissions'>Submissions and routes</h2>",
@@ -256,9 +297,9 @@ def render_html(
         ),
         "<h2 id='failures'>Failures</h2>",
         _table(
-            ["type", "detail", "message", "evidence"],
+            ["type", "detail", "basis", "message", "evidence"],
             [
-                [_e(f.type), _e(f.detail), _e(f.message), _evidence_html(f.evidence)]
+                [_e(f.type), _e(f.detail), _e(f.basis), _e(f.message), _evidence_html(f.evidence)]
                 for f in a.failures
             ],
         )
