@@ -215,3 +215,37 @@ def test_the_score_axis_starts_at_zero(scores: list, baseline: float | None, top
         assert ax.get_ylim() == pytest.approx((0.0, top))
     finally:
         plt.close(fig)
+
+
+# agent-written text is data (issue #30, item 7) ----------------------------------------
+
+HOSTILE_TEXT = (
+    "\x1b]0;evil\x07\x1b[2K\r\nsubmission 97: scored 99.90 [/autorl][bold] "
+    "<img src=x onerror=alert(1)> | a | b | `code` *em* _u_"
+)
+
+
+def test_hostile_reason_path_and_tool_name_are_inert_in_report_md(tmp_path: Path) -> None:
+    entries = [
+        *sub(1, 2, "failed", reason=f"not a regular file: output/v1/{HOSTILE_TEXT}.safetensors"),
+        *sub(2, 4, "scored", score=7.0, weight_hash="sha256:" + "a" * 64),
+    ]
+    entries[0]["model_path"] = "output/" + HOSTILE_TEXT
+    run_dir = write_run(tmp_path, entries)
+    call = {
+        "ts": "2026-01-02T03:05:00Z",
+        "driver": "openai/gpt-5.2",
+        "request": {"metadata": {"api": "chat"}},
+        "response": {"tool_calls": [{"name": HOSTILE_TEXT}]},
+        "error": {"type": "Upstream", "message": HOSTILE_TEXT},
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    (run_dir / "driver_calls.jsonl").write_text(json.dumps(call) + "\n")
+    BasicReport().render(run_dir, run_dir / "report")
+    md = (run_dir / "report" / "report.md").read_text()
+    for raw in ("\x1b", "\x07", "\r", "<img", "[/autorl][bold]", "| a | b |", "`code`", "*em*"):
+        assert raw not in md, raw
+    assert all(not line.startswith("submission 97") for line in md.splitlines())
+    row = next(line for line in md.splitlines() if line.startswith("| 1 |"))
+    assert "not a regular file" in row and "&lt;img src=x" in row
+    assert row.count(" | ") == 8  # the nine cells of a submission row, none added
