@@ -1,9 +1,14 @@
-"""Where autorl keeps caches shared across runs (converted models, task data, baselines)."""
+"""Where autorl keeps caches shared across runs (converted models, task data, baselines), and
+how a task's cache directory is keyed."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from autorl.digest import json_digest, short
 
 
 def cache_root() -> Path:
@@ -17,5 +22,23 @@ def cache_root() -> Path:
 
 def cache_dir(*parts: str) -> Path:
     path = cache_root().joinpath(*parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def task_cache_key(seed: int, options: Mapping[str, Any]) -> str:
+    """What besides its name and version changes a task's data: the seed and the options, as
+    ``s<seed>-<16 hex of the canonical JSON of {seed, options}>``. Two runs that could get
+    different splits never share a directory, so preparing one never rewrites the other's."""
+    digest = json_digest({"seed": seed, "options": dict(options)})
+    return f"s{seed}-{short(digest)}"
+
+
+def task_cache_dir(
+    name: str, version: str, seed: int, options: Mapping[str, Any], root: Path | None = None
+) -> Path:
+    """The ``TaskContext.cache_dir`` the harness gives a task for this seed and these options:
+    ``<cache>/tasks/<name>/<version>/<task_cache_key>`` (``root`` replaces ``<cache>``)."""
+    path = (root or cache_root()).joinpath("tasks", name, version, task_cache_key(seed, options))
     path.mkdir(parents=True, exist_ok=True)
     return path

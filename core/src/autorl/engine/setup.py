@@ -1,10 +1,20 @@
 """Before any agent: every component built (a typo fails first), then the task, model, runtime,
-evaluator and contract prepared and checked. Each phase's state is one frozen object."""
+evaluator and contract prepared and checked. Each phase's state is one frozen object.
+
+The task prepares into a cache keyed by its name, version, seed and options
+(:func:`autorl.paths.task_cache_dir`), and the run then pins its splits: a private copy in the
+run directory (:data:`PINNED_DIR`, outside the workspace) is what the workspace's ``data/`` is
+copied from, what is hashed into the manifest and what every evaluation reads, so nothing that
+happens to the cache later (another seed prepared, a task rewriting its files) reaches the run.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -15,7 +25,7 @@ from autorl.engine.console import RunConsole
 from autorl.engine.records_io import utc_now, write_json
 from autorl.errors import AutorlError, ConfigError
 from autorl.models import HFDirectoryModel, looks_like_path
-from autorl.paths import cache_dir
+from autorl.paths import cache_dir, task_cache_dir, task_cache_key
 from autorl.registry import Registry
 from autorl.types import Limits, ModelInfo, PreparedTask, TaskContext
 
@@ -27,6 +37,13 @@ SERVICES: dict[str, tuple[str, str]] = {
 }
 """Harness services the engine reaches through the registry: kind -> (default component,
 where from). The egress component is the one named like the run's ``[egress] policy``."""
+
+PINNED_DIR = "task-data"
+"""The run's copy of its splits, in the run directory: ``eval/`` (the directory holding the eval
+split, copied whole: tasks refer to files next to it), ``train/`` (the train files) and
+``pinned.json`` (their names, written last: a copy without it never finished)."""
+MAX_PINNED_BYTES = 4 * 1024**3
+"""The most a run copies to pin its eval split's directory."""
 
 
 @dataclass(frozen=True)
@@ -132,9 +149,18 @@ def service(registry: Registry, kind: str, name: str = "", why: str = "every run
         ) from None
 
 
-def prepare(config: RunConfig, registry: Registry, parts: Components, console: RunConsole) -> Setup:
+def prepare(
+    config: RunConfig,
+    registry: Registry,
+    parts: Components,
+    console: RunConsole,
+    run_dir: Path | None = None,
+) -> Setup:
+    """Prepare the task, model, evaluator and runtime; with ``run_dir``, the splits are pinned
+    there (:func:`pin_splits`) and everything after reads the pinned copy."""
     task = parts.task
-    task_cache = cache_dir("tasks", task.name, str(getattr(task, "version", "0")))
+    version = str(getattr(task, "version", "0"))
+    task_cache = task_cache_dir(task.name, version, config.seed, config.task_options)
     console.print(f"preparing task [bold]{task.name}[/] and model [bold]{config.model}[/]")
     stage = console.stages("preparing", ["task", "model", "evaluator", "runtime", "hashes"])
     stage("task")
@@ -143,6 +169,8 @@ def prepare(config: RunConfig, registry: Registry, parts: Components, console: R
     )
     if any(p.resolve() == prepared.eval_path.resolve() for p in prepared.train_files):
         raise AutorlError(f"task {task.name!r} lists its eval split as a train file")
+    if run_dir is not None:
+        prepared = pin_splits(prepared, run_dir, task.name)
     stage("model")
     model_info = parts.model.materialize(cache_dir("models"))
     stage("evaluator")
@@ -173,12 +201,92 @@ def prepare(config: RunConfig, registry: Registry, parts: Components, console: R
         base_tree_hash=base_tree_hash,
         hashes={
             "train": file_digest(prepared.train_files),
-            "eval": file_digest([prepared.eval_path]),
+            "eval": split_digest(prepared.eval_path),
             "base_model": base_hash,
             "base_model_files": base_tree_hash,
         },
         grader=parts.grader,
     )
+
+
+def pin_splits(prepared: PreparedTask, run_dir: Path, task: str) -> PreparedTask:
+    """The prepared task with its eval split and train files replaced by the run's own copy in
+    ``run_dir/task-data`` (made now, or kept as it is when a resumed run already has one)."""
+    pinned = run_dir / PINNED_DIR
+    record = pinned / "pinned.json"
+    if not record.is_file():
+        _copy_splits(prepared, pinned, task)
+    try:
+        names = json.loads(record.read_text(encoding="utf-8"))
+        eval_path = pinned / "eval" / str(names["eval"])
+        train_files = tuple(pinned / "train" / str(name) for name in names["train"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise AutorlError(
+            f"the run's pinned task data {record} is unreadable ({exc})",
+            hint="the run directory was changed by hand: start a new run",
+        ) from None
+    missing = [p for p in (eval_path, *train_files) if not p.exists()]
+    if missing:
+        raise AutorlError(
+            f"the run's pinned task data is incomplete: {missing[0]} is missing",
+            hint="the run directory was changed by hand: start a new run",
+        )
+    return replace(prepared, eval_path=eval_path, train_files=train_files)
+
+
+def _copy_splits(prepared: PreparedTask, pinned: Path, task: str) -> None:
+    """Copy the eval split's directory and the train files, then write ``pinned.json`` and move
+    the whole copy into place, so a half-made copy is never taken for the run's."""
+    source = Path(prepared.eval_path).parent
+    size = _tree_bytes(source, MAX_PINNED_BYTES)
+    if size > MAX_PINNED_BYTES:
+        raise ConfigError(
+            f"task {task!r}: the directory of its eval split, {source}, holds more than "
+            f"{MAX_PINNED_BYTES / 1024**3:.0f} GiB; the run copies it to pin the split",
+            hint="write the splits into a directory of their own under ctx.cache_dir, "
+            "apart from downloads and other large files",
+        )
+    staging = pinned.with_name(PINNED_DIR + ".partial")
+    for stale in (staging, pinned):
+        if stale.exists():
+            shutil.rmtree(stale)
+    shutil.copytree(source, staging / "eval", symlinks=False)
+    (staging / "train").mkdir()
+    for src in prepared.train_files:
+        shutil.copyfile(src, staging / "train" / Path(src).name)
+    names = {
+        "eval": Path(prepared.eval_path).name,
+        "train": [Path(p).name for p in prepared.train_files],
+        "source": str(source),
+        "pinned": utc_now(),
+    }
+    write_json(staging / "pinned.json", names)
+    os.replace(staging, pinned)
+
+
+def _tree_bytes(root: Path, stop: int) -> int:
+    """Bytes of the files under ``root`` (links followed, as the copy does), counted up to
+    just past ``stop``."""
+    total = 0
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                continue
+            if total > stop:
+                return total
+    return total
+
+
+def split_digest(path: Path) -> str:
+    """A split's hash: the file's (name and bytes), or for a directory every file under it by
+    its relative path."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file())
+        return file_digest(files, base=path)
+    return file_digest([path])
 
 
 def _contract(registry: Registry, task: str, prepared: PreparedTask) -> tuple[str | None, Any]:
@@ -235,6 +343,8 @@ def write_manifest(
                 "evaluator": prepared.evaluator,
                 "evaluator_config": setup.evaluator_config,
                 "contract": setup.contract_ref,
+                "cache_key": task_cache_key(config.seed, config.task_options),
+                "eval_path": _shown(prepared.eval_path, run_dir),
             },
             "model": {"name": config.model, "path": str(setup.model_info.path)},
             "sandbox": sandbox_info(config, parts.sandbox),
@@ -244,6 +354,14 @@ def write_manifest(
             },
         },
     )
+
+
+def _shown(path: Path, run_dir: Path) -> str:
+    """A path relative to the run directory when it is inside (the pinned splits)."""
+    try:
+        return Path(path).relative_to(run_dir).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def versions(registry: Registry) -> dict[str, str]:

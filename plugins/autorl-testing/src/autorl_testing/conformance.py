@@ -135,6 +135,9 @@ class TaskConformance(PluginConformance):
     kind: ClassVar[str] = "task"
     task_options: ClassVar[Mapping[str, Any]] = {}
     """``[task_options]`` passed in the ``TaskContext`` (for example a path to shipped data)."""
+    other_task_options: ClassVar[Mapping[str, Any] | None] = None
+    """Other options that change the data (say a smaller ``eval_size``): preparing with them
+    must not change the split prepared with ``task_options``. None: only another seed is tried."""
 
     def prepare(self, cache_dir: Path) -> Any:
         from autorl.types import TaskContext
@@ -212,12 +215,59 @@ class TaskConformance(PluginConformance):
         if check is not None:
             check(dict(prepared.evaluator_config), contract)
 
+    def test_another_seed_or_option_leaves_a_prepared_split_alone(self, tmp_path: Path) -> None:
+        """What a run graded on must not change when the task is prepared for another seed or
+        option (say, the next run of a campaign): each prepare goes to the directory the harness
+        gives it (:func:`autorl.paths.task_cache_dir`, keyed by seed and options), and every file
+        of the first run's splits must hash as before."""
+        from autorl.paths import task_cache_dir
+        from autorl.types import TaskContext
+
+        task = self.create()
+        version = str(getattr(task, "version", "0"))
+        root = tmp_path / "cache"
+
+        def prepare(seed: int, options: Mapping[str, Any]) -> Any:
+            cache = task_cache_dir(task.name, version, seed, options, root=root)
+            return task.prepare(TaskContext(cache_dir=cache, seed=seed, options=options))
+
+        first = prepare(0, self.task_options)
+        before = _split_files(first)
+        others = [(1, self.task_options)]
+        if self.other_task_options is not None:
+            others.append((0, self.other_task_options))
+        for seed, options in others:
+            prepare(seed, options)
+            changed = sorted(k for k, v in _split_files(first).items() if before.get(k) != v)
+            changed += sorted(set(before) - set(_split_files(first)))
+            assert not changed, (
+                f"preparing seed {seed} with options {dict(options)} changed the split prepared "
+                f"for seed 0 with {dict(self.task_options)}: {changed[:5]}. Write everything "
+                "that depends on the seed or options under ctx.cache_dir (keyed by both), never "
+                "to a fixed path or a parent directory"
+            )
+
     def test_prepare_is_repeatable_on_the_same_cache(self, tmp_path: Path) -> None:
         first = self.prepare(tmp_path / "cache")
         second = self.prepare(tmp_path / "cache")
         assert Path(first.eval_path).read_bytes() == Path(second.eval_path).read_bytes(), (
             "preparing twice on the same cache gave a different eval split"
         )
+
+
+def _split_files(prepared: Any) -> dict[str, str]:
+    """sha256 of every file a run pins: the eval split's directory (tasks refer to files next
+    to the split) and the train files, by path."""
+    import hashlib
+
+    files = [Path(p) for p in prepared.train_files]
+    eval_dir = Path(prepared.eval_path).parent
+    files += [p for p in sorted(eval_dir.rglob("*")) if p.is_file()]
+    found = {}
+    for path in files:
+        with path.open("rb") as fh:
+            found[str(path)] = hashlib.file_digest(fh, "sha256").hexdigest()
+    return found
 
 
 class EvaluatorConformance(PluginConformance):
