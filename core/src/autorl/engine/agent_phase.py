@@ -14,7 +14,7 @@ from typing import Any
 
 from autorl.config import RunConfig
 from autorl.engine.budget import BudgetClock
-from autorl.engine.console import RunConsole
+from autorl.engine.console import RunConsole, agent_text
 from autorl.engine.diskwatch import DiskWatch, agent_roots
 from autorl.engine.finish import observed
 from autorl.engine.history import CodeHistory
@@ -86,9 +86,7 @@ class AgentPhase:
         def notify(event: SubmissionEvent) -> None:
             events.info("submission", **dict(event.record))
             observed(events, self.registry.on_submission(event))
-            score = "" if event.score is None else f" score {event.score:.2f}"
-            reason = f" ({event.reason})" if event.reason else ""
-            console.print(f"submission {event.submission_id}: {event.status}{score}{reason}")
+            console.submission(event)
 
         evaluate = self.scorer.submission
         if cfg.budget.evaluation_time == "excluded":
@@ -203,7 +201,7 @@ class AgentPhase:
             if event == "driver_call_failed" and fields["consecutive_failures"] == 1:
                 console.print(
                     f"[yellow]driver: the upstream failed a call after {fields['attempts']} "
-                    f"attempt(s): {fields['message']}[/]"
+                    f"attempt(s): {agent_text(fields['message'])}[/]"
                 )
             elif event == "driver_recovered":
                 console.print(
@@ -384,7 +382,7 @@ class AgentPhase:
             console.print(
                 f"[bold red]the driver's upstream was down when the agent stopped: "
                 f"{health['failed']} call(s) failed, the last {health['consecutive_failures']} "
-                f"in a row; last error: {health['last_error']}[/]"
+                f"in a row; last error: {agent_text(health['last_error'])}[/]"
             )
         sandbox_usage = getattr(proc, "stats", None) or {}
         events.info(

@@ -159,8 +159,7 @@ def _grade_pending(
     def notify(event: SubmissionEvent) -> None:
         events.info("submission", **dict(event.record))
         observed(events, engine.registry.on_submission(event))
-        score = "" if event.score is None else f" score {event.score:.2f}"
-        console.print(f"submission {event.submission_id}: {event.status}{score}")
+        console.submission(event)
 
     service = setup.grader.service(
         base_model=setup.model_info.path,
