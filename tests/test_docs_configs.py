@@ -34,7 +34,7 @@ def test_documented_config_is_valid(
     if "[limits]" in body:
         limits = config.limits.resolve()  # what the sandbox will enforce on this machine
         assert limits.memory_bytes is None or limits.memory_bytes > 0
-    if "[grader]" in body:  # the documented split, on a machine with those GPUs
+    if "[grader]" in body and config.grader.gpus:  # the documented split, on those GPUs
         from autorl_testing.gpus import FakeProbe
 
         from autorl.engine.gpus import plan
