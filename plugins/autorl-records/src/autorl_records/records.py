@@ -214,6 +214,17 @@ def sandbox_of(manifest: dict[str, Any]) -> dict[str, Any]:
     return {"name": cfg.get("sandbox", "local"), "isolated": False}
 
 
+def grader_of(cfg: dict[str, Any]) -> dict[str, Any]:
+    """How submissions were graded: whose tokenizer, and the evaluation deadline's terms
+    (runs recorded before these settings existed graded with the checkpoint's own files)."""
+    grader = cfg.get("grader") if isinstance(cfg.get("grader"), dict) else {}
+    return {
+        "tokenizer": grader.get("tokenizer", "checkpoint (recorded before graded directories)"),
+        "eval_timeout_factor": grader.get("eval_timeout_factor"),
+        "eval_timeout_margin_s": grader.get("eval_timeout_margin_s"),
+    }
+
+
 def trust_problems(manifest: dict[str, Any], run: RunInfo | None) -> list[str]:
     """Why this run's score may not be comparable: no boundary, a modified base model."""
     found = []
@@ -477,6 +488,7 @@ def summary(record: RunRecord) -> dict[str, Any]:
         "versions": dict(record.manifest.get("versions") or {}),
         "hashes": dict(record.manifest.get("hashes") or {}),
         "sandbox": sandbox_of(record.manifest),
+        "grader": grader_of(cfg),
         "comparable": comparable(record),
         "integrity": (run.fields.get("integrity") if run is not None else None) or {},
         "resumed": (run.fields.get("resumed") if run is not None else None),

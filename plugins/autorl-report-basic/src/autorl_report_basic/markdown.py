@@ -79,6 +79,7 @@ def _header(d: dict[str, Any]) -> str:
         ("seed", d.get("seed")),
         ("budget", _budget(budget)),
         ("sandbox", _sandbox(d)),
+        ("graded with", _grader(d)),
         ("GPUs", _gpus(d)),
         ("status", d.get("status")),
         ("created", d.get("created")),
@@ -87,6 +88,20 @@ def _header(d: dict[str, Any]) -> str:
     lines = ["| run | |", "|---|---|"]
     lines += [f"| {k} | {_cell(v)} |" for k, v in rows]
     return "\n".join(lines) + "\n"
+
+
+def _grader(d: dict[str, Any]) -> str:
+    """Whose tokenizer and chat template graded the submissions, and the evaluation deadline."""
+    grader = d.get("grader") or {}
+    tokenizer = grader.get("tokenizer") or "?"
+    who = {
+        "base": "the base model's tokenizer, template and generation config",
+        "own": ("the checkpoints' own tokenizer and chat template (tokenizer = own)"),
+    }.get(tokenizer, str(tokenizer))
+    factor, margin = grader.get("eval_timeout_factor"), grader.get("eval_timeout_margin_s")
+    if factor is None:
+        return who
+    return f"{who}; evaluation deadline {factor:g} x the baseline's time + {margin:g} s"
 
 
 def _budget(budget: dict[str, Any]) -> str:
