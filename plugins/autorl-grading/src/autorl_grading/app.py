@@ -1,8 +1,11 @@
 """HTTP layer of the grading service. Imported only when a run starts (FastAPI is not cheap).
 
 No endpoint sets the baseline or writes a score: the agent can submit and read, nothing else.
-Everything the agent sends is hostile: bodies are capped before they are read, and no error
-answer echoes the request or carries exception text, a traceback or a path of the harness.
+Everything the agent sends is hostile: bodies are capped before they are read (64 KiB: the
+largest legitimate body is a ``model_path`` of at most 4096 characters), and no error answer
+echoes the request or carries exception text, a traceback or a path of the harness; an
+unexpected exception is one rate-limited log line (``autorl.serving.ContainErrors``), never a
+traceback on the harness's terminal. Connection limits live in ``autorl.serving``.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from autorl.serving import BodyLimit, ContainErrors
 from autorl_grading.service import GradingService, SubmissionRefused
 
 MAX_BODY_BYTES = 64 * 1024
@@ -32,76 +35,6 @@ class SubmitBody(BaseModel):
         description="Checkpoint directory under output/, relative to the workspace.",
     )
     wait: bool = Field(False, description="Block until the evaluation is final.")
-
-
-class BodyLimit:
-    """Answer 413 to a request body over ``limit`` bytes, from its Content-Length or, for a
-    chunked body, as soon as the bytes read pass the limit; never buffers more than that."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = _content_length(scope)
-        if declared is not None and declared > self.limit:
-            await self._too_large(scope, send)
-            return
-        first = await self._read_body(receive)
-        if first is None:
-            await self._too_large(scope, send)
-            return
-        await self.app(scope, _replay(first, receive), send)
-
-    async def _read_body(self, receive: Receive) -> Message | None:
-        """The whole body as one message (None once it passes the limit); a disconnect as is."""
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away: let the app see it
-                return message
-            body = message.get("body", b"")
-            size += len(body)
-            if size > self.limit:
-                return None
-            chunks.append(body)
-            if not message.get("more_body", False):
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
-
-    async def _too_large(self, scope: Scope, send: Send) -> None:
-        response = JSONResponse(
-            status_code=413,
-            content={"detail": f"request body too large: at most {self.limit} bytes"},
-        )
-        await response(scope, _never, send)
-
-
-async def _never() -> Message:  # pragma: no cover - a plain response never reads the request
-    return {"type": "http.disconnect"}
-
-
-def _content_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers", []):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
-
-
-def _replay(first: Message, receive: Receive) -> Receive:
-    """A receive that gives the buffered body once, then the client's later messages."""
-    pending = [first]
-
-    async def replay() -> Message:
-        return pending.pop() if pending else await receive()
-
-    return replay
 
 
 def _validation_errors(exc: RequestValidationError) -> list[dict[str, str]]:
@@ -130,6 +63,7 @@ def create_app(
         description="Submit checkpoints for evaluation on the held-out split; read results "
         "and the remaining budget. Every endpoint but /health needs the run's bearer token.",
     )
+    app.add_middleware(ContainErrors, what="grading service")  # innermost: the routes' errors
     app.add_middleware(BodyLimit, limit=max_body_bytes)
     refused = [0]
 

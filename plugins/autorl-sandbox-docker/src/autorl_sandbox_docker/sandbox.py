@@ -494,6 +494,12 @@ class DockerSandbox:
             self._pieces.hand_over(request, *ids)
         else:  # not root: the agent keeps the harness's uid, never the container's root
             ids = (os.getuid(), os.getgid())
+            # the forwarded services' sockets are 0600 (autorl.serving.unix_listener), but here
+            # the forwarder is the container's root without CAP_DAC_OVERRIDE, not their owner:
+            # widen them as the lifeline below (the agent has the harness's uid here anyway)
+            for forward in request.forwards:
+                with contextlib.suppress(OSError):
+                    os.chmod(forward.socket, 0o666)
         supervisor = state / "supervisor.py"
         shutil.copyfile(supervisor_module.__file__, supervisor)
         os.chmod(supervisor, 0o644)

@@ -7,6 +7,11 @@ Paths (the same the fake provider serves, and what the agent CLIs call):
 - Gemini: ``POST /v1beta/models/{model}:generateContent``, ``:streamGenerateContent`` and
   ``:countTokens``, ``GET /v1beta/models``
 - autorl: ``GET /autorl/budget`` (the run's driver spend and limits), ``GET /health``
+
+Every request is the agent's and may be hostile: a body over ``max_body_bytes`` (8 MiB by
+default) is answered 413 before it is read in full, a malformed one 400, both in the API's own
+error format; an unexpected exception is a 500 and one rate-limited log line, never a traceback
+on the harness's terminal (``autorl.serving``).
 """
 
 from __future__ import annotations
@@ -21,11 +26,17 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from autorl.serving import BodyLimit, ContainErrors
 from autorl_llm.drivers.errors import DriverAPIError, DriverError, DriverRequestError
 from autorl_llm.drivers.usage import estimate_tokens
 from autorl_llm.drivers.wire import parse, render
 from autorl_llm.drivers.wire.parse import ParsedRequest
 from autorl_llm.gateway.service import BudgetRefused, GatewayService
+
+MAX_BODY_BYTES = 8 * 1024 * 1024
+"""8 MiB: about two million tokens of text, past every model's context window (a 1M-token
+conversation is about 4 MB of JSON); images sent inline count too. Anthropic's own cap is 32 MB,
+but every byte accepted here is also written to the run's call log."""
 
 NO_RETRY = {"x-should-retry": "false"}
 """Honoured by the OpenAI and Anthropic SDKs: a spent budget is final, retrying only wastes time."""
@@ -42,8 +53,47 @@ def _token_of(request: Request) -> str:
 
 
 def _error(api: str, status: int, message: str, kind: str | None = None) -> JSONResponse:
-    headers = NO_RETRY if status in (400, 401, 403, 404, 429) else {}
+    headers = NO_RETRY if status in (400, 401, 403, 404, 413, 429) else {}
     return JSONResponse(render.error_body(api, status, message, kind), status, headers=headers)
+
+
+def api_of(path: str) -> str:
+    """Which API a path belongs to, for errors answered before a route runs (413, 500)."""
+    if path.startswith("/v1/messages"):
+        return "anthropic"
+    if path.startswith("/v1/responses"):
+        return "openai-responses"
+    if "/models/" in path and ":" in path:
+        return "gemini"
+    return "openai-chat"
+
+
+TOO_LARGE_KIND = {"anthropic": "request_too_large", "gemini": "INVALID_ARGUMENT"}
+
+
+def _edge_reply(limit: int) -> Any:
+    """The body and headers of a 413 (over ``limit`` bytes) or a 500, in the path's format."""
+
+    def reply(scope: dict[str, Any], status: int) -> tuple[dict[str, Any], dict[str, str]]:
+        api = api_of(str(scope.get("path", "")))
+        if status == 413:
+            message = f"autorl gateway: the request body is over the limit of {limit} bytes"
+            kind = TOO_LARGE_KIND.get(api, "invalid_request_error")
+            return render.error_body(api, 413, message, kind), NO_RETRY
+        return render.error_body(api, status, "autorl gateway: internal error"), {}
+
+    return reply
+
+
+async def _json_object(request: Request) -> dict[str, Any] | str:
+    """The request's JSON object, or why it is not one (the message of a 400)."""
+    try:
+        body = await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return "autorl gateway: the request body is not JSON"
+    if not isinstance(body, dict):
+        return "autorl gateway: the request body must be a JSON object"
+    return body
 
 
 REFUSAL = {
@@ -129,9 +179,15 @@ JSON_OF = {
 }
 
 
-def create_gateway_app(service: GatewayService, token: str) -> FastAPI:
-    """The app for one run: ``token`` is the run token the agent uses as its API key."""
+def create_gateway_app(
+    service: GatewayService, token: str, *, max_body_bytes: int = MAX_BODY_BYTES
+) -> FastAPI:
+    """The app for one run: ``token`` is the run token the agent uses as its API key; a body
+    over ``max_body_bytes`` is refused with 413 on every path."""
     app = FastAPI(title="autorl gateway", docs_url=None, redoc_url=None, openapi_url=None)
+    edge = _edge_reply(max_body_bytes)
+    app.add_middleware(ContainErrors, what="LLM gateway", reply=edge)
+    app.add_middleware(BodyLimit, limit=max_body_bytes, reply=edge)
 
     def authorised(request: Request) -> bool:
         return secrets.compare_digest(_token_of(request).encode(), token.encode())
@@ -143,16 +199,17 @@ def create_gateway_app(service: GatewayService, token: str) -> FastAPI:
             return _error(
                 api, 401, "autorl gateway: missing or wrong run token (use $AUTORL_TOKEN)"
             )
-        try:
-            body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return _error(api, 400, "autorl gateway: the request body is not JSON")
-        if not isinstance(body, dict):
-            return _error(api, 400, "autorl gateway: the request body must be a JSON object")
+        body = await _json_object(request)
+        if isinstance(body, str):
+            return _error(api, 400, body)
         try:
             parsed = reader(body)
         except DriverError as exc:
             return _error(api, 400, f"autorl gateway: {exc}")
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError):
+            # a shape the parser did not foresee (a list where text was expected...): the
+            # client's fault, never a 500 with a traceback
+            return _error(api, 400, "autorl gateway: the request does not have the API's shape")
         if not parsed.stream:
             try:
                 reply = await run_in_threadpool(service.chat, parsed)
@@ -193,8 +250,15 @@ def create_gateway_app(service: GatewayService, token: str) -> FastAPI:
     async def count_tokens(request: Request) -> Response:
         if not authorised(request):
             return _error("anthropic", 401, "autorl gateway: missing or wrong run token")
-        body = await request.json()
-        text = json.dumps([body.get("system"), body.get("messages"), body.get("tools")])
+        body = await _json_object(request)
+        if isinstance(body, str):
+            return _error("anthropic", 400, body)
+        if not isinstance(body.get("messages"), list):
+            return _error("anthropic", 400, "autorl gateway: messages: a list is required")
+        try:
+            text = json.dumps([body.get("system"), body.get("messages"), body.get("tools")])
+        except (TypeError, ValueError, RecursionError):
+            return _error("anthropic", 400, "autorl gateway: the request cannot be counted")
         return JSONResponse({"input_tokens": estimate_tokens(text)})
 
     @app.post("/{version}/models/{model_action}")
@@ -203,8 +267,14 @@ def create_gateway_app(service: GatewayService, token: str) -> FastAPI:
         if action == "countTokens":
             if not authorised(request):
                 return _error("gemini", 401, "autorl gateway: missing or wrong run token")
-            body = await request.json()
-            return JSONResponse({"totalTokens": estimate_tokens(json.dumps(body))})
+            body = await _json_object(request)
+            if isinstance(body, str):
+                return _error("gemini", 400, body)
+            try:
+                text = json.dumps(body)
+            except (TypeError, ValueError, RecursionError):
+                return _error("gemini", 400, "autorl gateway: the request cannot be counted")
+            return JSONResponse({"totalTokens": estimate_tokens(text)})
         if action not in ("generateContent", "streamGenerateContent"):
             return _error("gemini", 404, f"autorl gateway: {action or 'no action'!r} is not served")
         return await handle("gemini", request, lambda b: parse.parse_gemini(b, model_action))

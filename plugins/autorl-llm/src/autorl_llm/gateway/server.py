@@ -34,7 +34,10 @@ class Gateway:
         on_exhausted: Callable[[str, dict[str, Any]], None] | None = None,
         on_upstream: Notify | None = None,
         unix_socket: Path | None = None,
+        max_body_bytes: int | None = None,
     ) -> None:
+        """``max_body_bytes``: the largest request body accepted (413 above; default
+        ``autorl_llm.gateway.app.MAX_BODY_BYTES``, 8 MiB)."""
         if not token:
             raise AutorlError("the gateway needs a non-empty run token")
         self.driver = driver
@@ -45,6 +48,7 @@ class Gateway:
         """Failed and retried calls; ``on_upstream(event, fields)`` hears each (see health)."""
         self.port = 0
         self.unix_socket = unix_socket
+        self.max_body_bytes = max_body_bytes
         self._server: ThreadedServer | None = None
 
     @property
@@ -52,11 +56,13 @@ class Gateway:
         return f"http://{HOST}:{self.port}"
 
     def start(self, timeout: float = 10.0) -> Gateway:
-        from autorl_llm.gateway.app import create_gateway_app
+        from autorl_llm.gateway.app import MAX_BODY_BYTES, create_gateway_app
         from autorl_llm.gateway.service import GatewayService
 
         app = create_gateway_app(
-            GatewayService(self.driver, self.budget, self.log, self.health), self.token
+            GatewayService(self.driver, self.budget, self.log, self.health),
+            self.token,
+            max_body_bytes=self.max_body_bytes or MAX_BODY_BYTES,
         )
         self._server = ThreadedServer(app, what="LLM gateway", unix_socket=self.unix_socket)
         self.port = self._server.port
