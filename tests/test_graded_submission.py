@@ -260,3 +260,70 @@ def test_own_tokenizer_mode_grades_with_the_checkpoints_tokenizer(
     mine = assemble(ckpt, base, tmp_path / "base", tokenizer="base")
     assert (own / "chat_template.jinja").read_text() == "{{ messages[-1]['content'] }}"
     assert (mine / "chat_template.jinja").read_text() == (base / "chat_template.jinja").read_text()
+
+
+def _details(result: Any) -> list[Any]:
+    return [json.loads(line) for line in result.details_path.read_text().splitlines()]
+
+
+def test_a_humaneval_checkpoint_scores_as_its_own_directory_did(base: Path, tmp_path: Path) -> None:
+    """The code evaluator (generated programs executed in its sandbox) on the graded directory
+    gives the same programs and outcomes as on the checkpoint's own directory."""
+    data = pytest.importorskip("autorl_task_humaneval.data")
+    from autorl_evaluator_code.evaluator import CodeEvaluator
+
+    ckpt = trained(base, tmp_path / "ckpt", seed=3)
+    graded = assemble(ckpt, base, tmp_path / "graded")
+    eval_path = tmp_path / "eval.jsonl"
+    eval_path.write_text("".join(json.dumps(r) + "\n" for r in data.load_problems()[82:86]))
+
+    def run(model_dir: Path, work: str) -> Any:
+        return CodeEvaluator().evaluate(
+            EvalRequest(
+                model_dir=model_dir,
+                eval_path=eval_path,
+                config={"max_new_tokens": 24, "batch_size": 4, "timeout_s": 5.0},
+                work_dir=tmp_path / work,
+                contract=load_contract("code", "autorl_task_humaneval.kit"),
+            )
+        )
+
+    before, after = run(ckpt, "direct"), run(graded, "graded")
+    assert after.score == before.score
+    strip = [
+        [{k: v for k, v in s.items() if k != "seconds"} for s in d["samples"]]
+        for d in _details(before)
+    ]
+    assert strip == [
+        [{k: v for k, v in s.items() if k != "seconds"} for s in d["samples"]]
+        for d in _details(after)
+    ]
+
+
+def test_a_lora_adapter_scores_as_its_own_directory_did(
+    base: Path, eval_path: Path, tmp_path: Path
+) -> None:
+    """An adapter (PeftModel.save_pretrained) is graded as the adapter and config alone, merged
+    onto the base: same outputs as merging its own directory."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch.float32)
+    peft = get_peft_model(model, LoraConfig(r=4, target_modules=["q_proj", "v_proj"]))
+    with torch.no_grad():
+        for name, p in peft.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.05, generator=torch.Generator().manual_seed(1))
+    adapter = tmp_path / "adapter"
+    peft.save_pretrained(str(adapter))
+    AutoTokenizer.from_pretrained(str(base)).save_pretrained(str(adapter))
+    graded = assemble(adapter, base, tmp_path / "graded")
+    assert sorted(p.name for p in graded.iterdir()) == [
+        "adapter_config.json",
+        "adapter_model.safetensors",
+    ]
+    before = evaluate(adapter, eval_path, tmp_path / "direct", base)
+    after = evaluate(graded, eval_path, tmp_path / "graded-work", base)
+    assert after.score == before.score
+    assert after.details_path.read_text() == before.details_path.read_text()
