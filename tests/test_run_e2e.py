@@ -130,9 +130,14 @@ def test_code_history_has_a_snapshot_per_submission(tiny_run: dict) -> None:
         check=True,
     ).stdout.split()
     log = [json.loads(line) for line in (run_dir / "submissions.jsonl").read_text().splitlines()]
-    received = [e for e in log if e["status"] == "received"]
-    assert len(revs) >= len(received) >= 1
-    assert all(e["code_revision"] in revs for e in received)
+    # a submission is logged on receipt, then its snapshot's revision with its outcome; an
+    # unchanged code/ tree is not committed again, so submissions may share a revision
+    merged: dict[int, dict] = {}
+    for entry in log:
+        merged.setdefault(entry["submission_id"], {}).update(entry)
+    assert len(merged) >= 1
+    assert all(e.get("code_revision") in revs for e in merged.values()), merged
+    assert len({e["code_revision"] for e in merged.values()}) <= len(revs)
 
 
 def test_second_run_reuses_the_cached_baseline_and_local_is_not_comparable(

@@ -183,7 +183,7 @@ def prepare(tasks: tuple[str, ...], models: tuple[str, ...]) -> None:
     """Fill the caches (task data, converted models) so later runs need no network."""
     from autorl.config import DEFAULT_MODEL, DEFAULT_TASK
     from autorl.engine.run import resolve_model
-    from autorl.paths import cache_dir
+    from autorl.paths import cache_dir, task_cache_dir
     from autorl.registry import get_registry
     from autorl.types import TaskContext
 
@@ -191,7 +191,8 @@ def prepare(tasks: tuple[str, ...], models: tuple[str, ...]) -> None:
     for name in tasks or (DEFAULT_TASK,):
         task = registry.create("task", name)
         version = str(getattr(task, "version", "0"))
-        prepared = task.prepare(TaskContext(cache_dir=cache_dir("tasks", task.name, version)))
+        # the folder a default run (seed 0, no task options) prepares into
+        prepared = task.prepare(TaskContext(cache_dir=task_cache_dir(task.name, version, 0, {})))
         click.echo(f"task {name}: {prepared.split} ready")
     for name in models or (DEFAULT_MODEL,):
         info = resolve_model(registry, name).materialize(cache_dir("models"))

@@ -213,11 +213,23 @@ def _measure(
     return change, ""
 
 
+def _pinned(run_dir: Path) -> tuple[Path, list[Path]] | None:
+    """The run's own copy of its splits (``task-data/``, runs since splits are pinned)."""
+    record = run_dir / "task-data" / "pinned.json"
+    try:
+        names = json.loads(record.read_text(encoding="utf-8"))
+        eval_path = run_dir / "task-data" / "eval" / str(names["eval"])
+        return eval_path, [run_dir / "task-data" / "train" / str(n) for n in names["train"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def splits(reader: RunReader) -> tuple[list[str], list[str]] | None:
-    """The held-out and train rows as texts, from the task's cache, checked against the
-    manifest's hashes (the task is prepared again through the registry: cached, no rebuild)."""
+    """The held-out and train rows as texts, from the run's pinned copy (``task-data/``), or for
+    older runs from the task's cache, checked against the manifest's hashes (the task is
+    prepared again through the registry: cached, no rebuild)."""
     from autorl.digest import file_digest
-    from autorl.paths import cache_dir
+    from autorl.paths import task_cache_dir
     from autorl.registry import get_registry
     from autorl.types import TaskContext
 
@@ -225,17 +237,23 @@ def splits(reader: RunReader) -> tuple[list[str], list[str]] | None:
     hashes = manifest.get("hashes") or {}
     cfg = reader.record.config
     task_info = manifest.get("task") or {}
+    pinned = _pinned(reader.run_dir)
     try:
-        task = get_registry().create("task", str(cfg.get("task")))
-        version = str(task_info.get("version") or getattr(task, "version", "0"))
-        prepared = task.prepare(
-            TaskContext(
-                cache_dir=cache_dir("tasks", task.name, version),
-                seed=int(cfg.get("seed") or 0),
-                options=dict(cfg.get("task_options") or {}),
+        if pinned is not None:
+            eval_path, train_files = pinned
+        else:
+            task = get_registry().create("task", str(cfg.get("task")))
+            version = str(task_info.get("version") or getattr(task, "version", "0"))
+            seed, options = int(cfg.get("seed") or 0), dict(cfg.get("task_options") or {})
+            prepared = task.prepare(
+                TaskContext(
+                    cache_dir=task_cache_dir(task.name, version, seed, options),
+                    seed=seed,
+                    options=options,
+                )
             )
-        )
-        eval_path, train_files = Path(prepared.eval_path), [Path(p) for p in prepared.train_files]
+            eval_path = Path(prepared.eval_path)
+            train_files = [Path(p) for p in prepared.train_files]
     except Exception as exc:  # any task error: the check is skipped, with the reason
         reader.problems.append(f"leakage: the task's splits could not be found ({exc!r})"[:300])
         return None

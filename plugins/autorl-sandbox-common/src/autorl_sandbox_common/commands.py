@@ -14,7 +14,7 @@ def sandbox() -> None:
 @click.option("--task", "tasks", multiple=True, help="Also include this task's kit requirements.")
 def prepare(tasks: tuple[str, ...]) -> None:
     """Build the agent runtime (the training stack, no autorl package) into the cache."""
-    from autorl.paths import cache_dir
+    from autorl.paths import task_cache_dir
     from autorl.registry import get_registry
     from autorl.types import TaskContext
     from autorl_sandbox_common.runtime import build_runtime
@@ -24,7 +24,8 @@ def prepare(tasks: tuple[str, ...]) -> None:
     for name in tasks:
         task = registry.create("task", name)
         version = str(getattr(task, "version", "0"))
-        prepared = task.prepare(TaskContext(cache_dir=cache_dir("tasks", task.name, version)))
+        # the folder a default run (seed 0, no task options) prepares into
+        prepared = task.prepare(TaskContext(cache_dir=task_cache_dir(task.name, version, 0, {})))
         extra += list(prepared.kit_requires)
     runtime = build_runtime(dict.fromkeys(extra))
     click.echo(f"agent runtime: {runtime.root}")
