@@ -114,3 +114,13 @@ def test_vllm_bench_says_plainly_when_it_cannot_run(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and "needs a CUDA GPU and vllm" in done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_grader_edge_compares_intake_and_evaluation_before_and_after(tmp_path: Path) -> None:
+    stdout, summary = bench(
+        "grader_edge.py", "--model", "tiny", "--repeats", "2", "--prompts", "4", cache=tmp_path
+    )
+    assert "intake: before" in stdout and "evaluation: before" in stdout
+    assert summary["outputs_identical"] == summary["prompts"] == 4  # greedy, same weights
+    assert summary["intake_ratio"] > 0 and summary["eval_ratio"] > 0
+    assert 0 < summary["base_distance"] < 0.1
