@@ -191,6 +191,8 @@ def check_grader_edge(
     # 3. the base through the index is the base; a near copy with a FIFO and a symlink next to it
     # is either flagged as a near copy or its check's absence is recorded
     via_index = subs.get(_data(results, "ckpt_base_via_index").get("submission_id"))
+    while via_index is not None and via_index["status"] == "duplicate":  # of the metadata copy
+        via_index = subs.get(via_index.get("duplicate_of"))
     assert via_index is not None and via_index.get("copy_of_base") is True, via_index
     analysis = json.loads((run_dir / "report" / "analysis.json").read_text())
     special = _data(results, "ckpt_special_files").get("submission_id")
@@ -231,7 +233,8 @@ def check_grader_edge(
     for where, text in (("console", console), ("report.md", report_md), ("html", report_html)):
         assert "\x1b" not in text and "\x07" not in text, f"raw control bytes in the {where}"
         assert not FORGED_LINE.search(text.replace("\r", "\n")), f"forged line in the {where}"
-        assert "<img" not in text.lower(), f"raw HTML from the agent in the {where}"
+        # (the report's own plots are <img> tags: look for the agent's)
+        assert "<img src=x" not in text.lower(), f"raw HTML from the agent in the {where}"
     for number, entry in subs.items():  # markup hid no real line
         assert f"submission {number}: {entry['status']}" in console, (number, entry["status"])
 
