@@ -53,6 +53,9 @@ BACKLOG = 128
 """Pending connections a listener asks for (``listen``); kernels may queue more."""
 SHED_ON_SHORTAGE = 4096
 """Pending connections one descriptor shortage answers 503 at most (about 0.1 s of work)."""
+LINGER_SECONDS = 2.0
+LINGER_BYTES = 128 * 1024 * 1024
+"""After a 413, what of the rest of an upload is read and dropped at most (see BodyLimit)."""
 SHED_PER_TICK = 64
 """Connections refused in one go before the event loop gets to do other work."""
 RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
@@ -194,11 +197,11 @@ class BodyLimit:
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.limit:
-            await self._too_large(scope, send)
+            await self._too_large(scope, receive, send)
             return
         first = await self._read_body(receive)
         if first is None:
-            await self._too_large(scope, send)
+            await self._too_large(scope, receive, send)
             return
         await self.app(scope, _replay(first, receive), send)
 
@@ -218,9 +221,33 @@ class BodyLimit:
             if not message.get("more_body", False):
                 return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
 
-    async def _too_large(self, scope: dict[str, Any], send: Any) -> None:
+    async def _too_large(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Send the whole 413 at once, then read and drop what the client still uploads (at
+        most ``LINGER_BYTES`` for ``LINGER_SECONDS``) before the connection closes: closing on
+        unread bytes sends a reset, which may destroy the answer before the client reads it."""
         body, headers = self.reply(scope, 413)
-        await send_json(send, 413, body, {**headers, "connection": "close"})
+        data = json.dumps(body).encode()
+        raw = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(data))]
+        raw += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        raw.append((b"connection", b"close"))
+        await send({"type": "http.response.start", "status": 413, "headers": raw})
+        await send({"type": "http.response.body", "body": data, "more_body": True})
+        deadline = time.monotonic() + LINGER_SECONDS
+        dropped = 0
+        while dropped < LINGER_BYTES:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                message = await asyncio.wait_for(receive(), left)
+            except TimeoutError:
+                break
+            if message["type"] != "http.request":
+                break
+            dropped += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        await send({"type": "http.response.body", "body": b""})
 
 
 def _content_length(scope: dict[str, Any]) -> int | None:
