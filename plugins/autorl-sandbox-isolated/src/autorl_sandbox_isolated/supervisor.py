@@ -20,6 +20,7 @@ The agent cannot signal or trace it: another uid, and no capabilities.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import select
@@ -33,43 +34,57 @@ SETPRIV = "/usr/bin/setpriv"
 BUFFER = 1 << 16
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
-    try:
-        while True:
-            data = src.recv(BUFFER)
-            if not data:
-                break
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            dst.shutdown(socket.SHUT_WR)
+MAX_RELAYS = 64
+"""Connections relayed at once per forward. The agent's own floods stop here: past it a new
+connection is closed at once (the harness's listener has its own cap behind this one), and
+the forward keeps serving the connections it has."""
 
 
-def _relay(client: socket.socket, target: str) -> None:
+def _relay(client: socket.socket, target: str, slots: threading.BoundedSemaphore) -> None:
+    """Copy bytes both ways between ``client`` and the harness's unix socket, in one thread
+    (a half-closed side is shut for writing; the relay ends when both sides are done)."""
     upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         upstream.connect(target)
-    except OSError:
+        peer = {client: upstream, upstream: client}
+        open_ = [client, upstream]
+        while open_:
+            ready, _, _ = select.select(open_, [], [], 60.0)
+            for src in ready:
+                data = src.recv(BUFFER)
+                if data:
+                    peer[src].sendall(data)
+                    continue
+                open_.remove(src)
+                with contextlib.suppress(OSError):
+                    peer[src].shutdown(socket.SHUT_WR)
+    except (OSError, ValueError):
+        pass
+    finally:
         client.close()
         upstream.close()
-        return
-    back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
-    back.start()
-    _pump(client, upstream)
-    back.join()
-    client.close()
-    upstream.close()
+        slots.release()
 
 
 def _serve(listener: socket.socket, target: str) -> None:
+    slots = threading.BoundedSemaphore(MAX_RELAYS)
     while True:
         try:
             client, _ = listener.accept()
-        except OSError:
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                time.sleep(0.1)  # out of descriptors: wait for relays to end, keep serving
+                continue
             return
-        threading.Thread(target=_relay, args=(client, target), daemon=True).start()
+        if not slots.acquire(blocking=False):
+            client.close()  # at the cap: refused at once, never queued
+            continue
+        try:
+            threading.Thread(target=_relay, args=(client, target, slots), daemon=True).start()
+        except RuntimeError:  # no thread to be had (the agent used up the pids limit)
+            client.close()
+            slots.release()
+            time.sleep(0.1)
 
 
 def start_forwards(forwards: list[dict]) -> None:
