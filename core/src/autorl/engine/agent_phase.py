@@ -144,7 +144,10 @@ class AgentPhase:
                 tuple(forwards),
             )
             console.print("agent finished; waiting for queued evaluations")
-            service.drain()
+            # every evaluation has a deadline; the drain is bounded by them all the same
+            bound = service.pending() * (self.scorer.deadline_s() + 60.0) + 120.0
+            if not service.drain(bound):
+                events.warning("drain_timeout", seconds=round(bound), pending=service.pending())
             service.finalize("the run ended before this submission's evaluation finished")
         finally:
             if gateway is not None:

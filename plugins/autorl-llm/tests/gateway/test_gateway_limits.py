@@ -168,3 +168,21 @@ def test_a_declared_huge_body_is_refused_before_it_is_sent(gateway: Gateway) -> 
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 413 ")
     assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"]["type"] == "request_too_large"
+
+
+def test_a_huge_call_is_logged_bounded_and_its_neighbours_survive(tmp_path: Path) -> None:
+    """One 6 MB request (under the body limit) is one bounded log line: every call stays
+    readable by the reports, none is pushed out (issue #30: calls 4-6 were lost)."""
+    from autorl_llm.drivers.calllog import MAX_RECORD_BYTES, DriverCallLog
+
+    log = DriverCallLog(tmp_path / "driver_calls.jsonl")
+    for i in range(3):
+        log.write({"ts": str(i), "driver": "scripted/x", "request": {"messages": ["hi"]}})
+    log.write({"ts": "big", "driver": "scripted/x", "request": {"messages": ["x" * 6_000_000]}})
+    for i in range(3, 6):
+        log.write({"ts": str(i), "driver": "scripted/x", "request": {"messages": ["hi"]}})
+    lines = (tmp_path / "driver_calls.jsonl").read_text().splitlines()
+    assert all(len(line.encode()) <= MAX_RECORD_BYTES for line in lines)
+    records = DriverCallLog.read(tmp_path / "driver_calls.jsonl")
+    assert [r["ts"] for r in records] == ["0", "1", "2", "big", "3", "4", "5"]
+    assert records[3]["truncated_from_bytes"] > 6_000_000

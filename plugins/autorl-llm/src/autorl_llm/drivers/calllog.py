@@ -23,8 +23,43 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+MAX_RECORD_BYTES = 1024**2
+"""A logged call is at most this long: the gateway takes bodies up to 8 MiB, and the readers
+(reports, the analysis) read a bounded log, so one huge request must not push other calls out."""
+KEEP_CHARS = 16_384
+"""Characters kept of each long string of an oversized record (its start)."""
+
+
+def _cut(value: Any, keep: int) -> Any:
+    if isinstance(value, str) and len(value) > keep:
+        return value[:keep] + f"... [{len(value) - keep} characters not logged]"
+    if isinstance(value, dict):
+        return {k: _cut(v, keep) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut(v, keep) for v in value]
+    return value
+
+
+def bounded_line(record: dict[str, Any], limit: int = MAX_RECORD_BYTES) -> str:
+    """The record as one JSON line of at most ``limit`` bytes: long strings are cut (their
+    start kept) and the record says how large it was (``truncated_from_bytes``)."""
+    line = json.dumps(record, ensure_ascii=False, default=str)
+    size = len(line.encode("utf-8"))
+    keep = KEEP_CHARS
+    while len(line.encode("utf-8")) > limit and keep >= 16:
+        cut = _cut(record, keep)
+        cut["truncated_from_bytes"] = size
+        line = json.dumps(cut, ensure_ascii=False, default=str)
+        keep //= 4
+    if len(line.encode("utf-8")) > limit:  # countless short strings: keep only the summary
+        summary = {k: record.get(k) for k in ("ts", "driver", "key", "streamed", "usage")}
+        line = json.dumps({**summary, "truncated_from_bytes": size}, default=str)
+    return line
+
+
 class DriverCallLog:
-    """Append-only JSON-lines file, safe to share between threads of one process."""
+    """Append-only JSON-lines file, safe to share between threads of one process; each record
+    is bounded (:func:`bounded_line`)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -32,7 +67,7 @@ class DriverCallLog:
         self._lock = threading.Lock()
 
     def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, default=str)
+        line = bounded_line(record)
         with self._lock, self.path.open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
 
