@@ -1,31 +1,41 @@
 """A run read back from the harness's own records (see the distribution's README)."""
 
 from autorl_records.records import (
+    INFRA_ERROR,
+    PROTOCOLS,
     SUMMARY_SCHEMA_VERSION,
     Baseline,
     RunInfo,
     RunRecord,
     SubmissionRecord,
     comparable,
+    infra_cause,
     load_run,
     noise,
     process_metrics,
+    protocol_of,
     sandbox_of,
+    scoring,
     summary,
     trust_problems,
 )
 
 __all__ = [
+    "INFRA_ERROR",
+    "PROTOCOLS",
     "SUMMARY_SCHEMA_VERSION",
     "Baseline",
     "RunInfo",
     "RunRecord",
     "SubmissionRecord",
     "comparable",
+    "infra_cause",
     "load_run",
     "noise",
     "process_metrics",
+    "protocol_of",
     "sandbox_of",
+    "scoring",
     "summary",
     "trust_problems",
 ]

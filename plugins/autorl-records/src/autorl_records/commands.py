@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from autorl.errors import AutorlError
-from autorl_records.records import load_run, process_metrics
+from autorl_records.records import load_run, process_metrics, scoring
 
 DEFAULT_RUNS_DIR = Path("runs")
 
@@ -78,10 +78,24 @@ def _configured_reports(config: dict[str, Any]) -> list[str]:
 
 def _result_line(record: Any) -> str:
     m = process_metrics(record)
+    r = scoring(record, m)
+    counts = f"({m['n_valid']} valid of {m['n_submissions']} submissions)"
+    if r["infra_cause"] is not None:
+        return (
+            f"{record.run_id} [{record.status}]: infra_error, not an agent result: "
+            f"{r['infra_cause']} {counts}"
+        )
+    if r["protocol"] == "sealed":
+        return (
+            f"{record.run_id} [{record.status}] sealed: baseline (test) {_num(r['baseline'])}, "
+            f"score (test) {_with_se(r['score'], r['score_se'])}, improvement "
+            f"{_with_se(r['improvement'], r['improvement_se'], signed=True)}, dev best "
+            f"{_num(r['dev_best'])}, selection gap "
+            f"{_with_se(r['selection_gap'], r['selection_gap_se'], signed=True)} " + counts
+        )
     return (
         f"{record.run_id} [{record.status}]: baseline {_num(m['baseline_score'])}, "
-        f"best {_num(m['best_score'])}, improvement {_num(m['improvement'], signed=True)} "
-        f"({m['n_valid']} valid of {m['n_submissions']} submissions)"
+        f"best {_num(m['best_score'])}, improvement {_num(m['improvement'], signed=True)} " + counts
     )
 
 
@@ -121,7 +135,9 @@ def runs_list(
     limit: int | None,
     as_json: bool,
 ) -> None:
-    """Every run, newest first: task, agent, model, status, baseline, best and improvement."""
+    """Every run, newest first: task, agent, model, status, protocol, baseline, score (sealed
+    test score of the selected checkpoint, or the best under reference) with its SE, improvement,
+    dev best, selection gap and end reason (infra_error runs name their cause)."""
     root = _runs_root(runs_dir, config_path)
     rows = [
         r
@@ -173,6 +189,7 @@ def _row(run_dir: Path) -> dict[str, Any]:
     except AutorlError as exc:
         return _blank_row(run_dir, status="unreadable", error=exc.message)
     m = process_metrics(record)
+    r = scoring(record, m)
     return {
         "run_id": record.run_id,
         "path": str(run_dir),
@@ -184,9 +201,16 @@ def _row(run_dir: Path) -> dict[str, Any]:
         "campaign": _label(record.config, "campaign"),
         "status": record.status,
         "end_reason": record.run.end_reason if record.run is not None else None,
-        "baseline": m["baseline_score"],
+        "infra_cause": r["infra_cause"],
+        "protocol": r["protocol"],
+        "baseline": r["baseline"],
+        "score": r["score"],
+        "score_se": r["score_se"],
+        "improvement": r["improvement"],
+        "improvement_se": r["improvement_se"],
         "best": m["best_score"],
-        "improvement": m["improvement"],
+        "selection_gap": r["selection_gap"],
+        "selection_gap_se": r["selection_gap_se"],
         "submissions": m["n_submissions"],
         "valid": m["n_valid"],
         "created": _str(record.manifest.get("created")) or _mtime(run_dir),
@@ -230,9 +254,16 @@ def _blank_row(
         "campaign": None,
         "status": status,
         "end_reason": None,
+        "infra_cause": None,
+        "protocol": None,
         "baseline": None,
-        "best": None,
+        "score": None,
+        "score_se": None,
         "improvement": None,
+        "improvement_se": None,
+        "best": None,
+        "selection_gap": None,
+        "selection_gap_se": None,
         "submissions": 0,
         "valid": 0,
         "created": created or _mtime(run_dir),
@@ -247,34 +278,44 @@ def _print_table(rows: list[dict[str, Any]], root: Path) -> None:
 
     table = Table(title=f"runs in {root}", title_justify="left")
     table.add_column("run id", overflow="fold")
-    for name in ("task", "agent", "driver", "model", "seed", "campaign", "status"):
+    for name in ("task", "agent", "driver", "model", "seed", "campaign", "status", "protocol"):
         table.add_column(name, overflow="fold")
-    for name in ("baseline", "best", "improvement", "subs"):
+    for name in ("baseline", "score ± SE", "improvement ± SE", "dev best", "sel. gap", "subs"):
         table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("end", overflow="fold")
     table.add_column("created (UTC)", no_wrap=True)
     for r in rows:
         imp = r["improvement"]
         colour = "green" if imp and imp > 0 else "red" if imp and imp < 0 else ""
         status = r["status"] if r["status"] == "completed" else f"[yellow]{r['status']}[/]"
         status += " [bold red]FLAGGED[/]" if r["flagged"] else ""
+        shown_imp = _with_se(imp, r["improvement_se"], signed=True)
+        end = _escape(r["end_reason"] or "-")
+        if r["infra_cause"] is not None:  # a harness failure: no agent result to show
+            cause = _escape(_clip(r["infra_cause"], 80))
+            end = f"[bold red]infra_error[/]: {cause} (not an agent result)"
         table.add_row(
-            r["run_id"],
-            r["task"] or "-",
-            r["agent"] or "-",
-            r["driver"] or "-",
-            r["model"] or "-",
+            _escape(r["run_id"]),
+            _escape(r["task"] or "-"),
+            _escape(r["agent"] or "-"),
+            _escape(r["driver"] or "-"),
+            _escape(r["model"] or "-"),
             "-" if r["seed"] is None else str(r["seed"]),
-            r["campaign"] or "-",
+            _escape(r["campaign"] or "-"),
             status,
+            _escape(r["protocol"] or "-"),
             _num(r["baseline"]),
+            _with_se(r["score"], r["score_se"]),
+            f"[{colour}]{shown_imp}[/]" if colour else shown_imp,
             _num(r["best"]),
-            f"[{colour}]{_num(imp, signed=True)}[/]" if colour else _num(imp, signed=True),
+            _with_se(r["selection_gap"], r["selection_gap_se"], signed=True),
             f"{r['valid']}/{r['submissions']}",
+            end,
             (r["created"] or "-")[:16].replace("T", " "),
         )
     console = Console(soft_wrap=False)
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
-        console.width = 200
+        console.width = 260
     console.print(table)
 
 
@@ -291,6 +332,23 @@ def _num(value: float | None, signed: bool = False) -> str:
     if value is None:
         return "-"
     return f"{value:+.2f}" if signed else f"{value:.2f}"
+
+
+def _with_se(value: float | None, se: float | None, signed: bool = False) -> str:
+    """``70.00 ± 7.20``; the value alone without an SE."""
+    text = _num(value, signed)
+    return text if value is None or se is None else f"{text} ± {se:.2f}"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _escape(text: str) -> str:
+    """Rich markup in a recorded name or cause is shown as text, never interpreted."""
+    from rich.markup import escape
+
+    return escape(text)
 
 
 def _str(value: Any) -> str | None:

@@ -26,7 +26,13 @@ from autorl.errors import AutorlError
 FINAL_STATUSES: frozenset[str] = frozenset({"scored", "failed", "duplicate"})
 """A submission whose last status is not one of these is still pending (queued, evaluating)."""
 
-SUMMARY_SCHEMA_VERSION = 1
+SUMMARY_SCHEMA_VERSION = 2
+"""2: the run's score as the harness sealed it (``protocol``, ``score``, ``baseline``...)."""
+
+PROTOCOLS = ("sealed", "reference")
+INFRA_ERROR = "infra_error"
+"""The end reason of a run the harness, grader, sandbox, engine or driver upstream ended: not
+an agent result (statistics leave it out, ``autorl campaign run --resume`` retries it)."""
 
 _SUBMISSION_FIELDS = (
     "submission_id",
@@ -448,6 +454,7 @@ def _agent_end(agent_seconds: float | None, budget_seconds: float | None) -> flo
 def summary(record: RunRecord) -> dict[str, Any]:
     """The content of ``summary.json`` (schema in ``docs/reports.md``)."""
     metrics = process_metrics(record)
+    result = scoring(record, metrics)
     cfg = record.config
     task_info = record.manifest.get("task")
     task_info = task_info if isinstance(task_info, dict) else {}
@@ -470,8 +477,9 @@ def summary(record: RunRecord) -> dict[str, Any]:
         "baseline_n": record.baseline.n if record.baseline is not None else None,
         "baseline_cached": record.baseline.cached if record.baseline is not None else None,
         "best_score": metrics["best_score"],
-        "improvement": metrics["improvement"],
         **noise(record, metrics["best_score"]),
+        **{k: v for k, v in result.items() if k != "baseline_se"},
+        "test_baseline_se": result["baseline_se"] if result["protocol"] == "sealed" else None,
         "submissions": [_submission_row(s) for s in record.submissions],
         "process_metrics": {
             k: v
@@ -520,6 +528,97 @@ def noise(record: RunRecord, best: float | None) -> dict[str, float | None]:
     if base_se is not None and best_se is not None:
         improvement_se = round(math.hypot(base_se, best_se), 4)
     return {"baseline_se": base_se, "best_se": best_se, "improvement_se": improvement_se}
+
+
+def protocol_of(record: RunRecord) -> str:
+    """The run's scoring protocol: run.json's ``scoring`` block, else the configured one, else
+    ``reference`` (runs recorded before sealed scoring existed scored every submission on the
+    whole held-out split and reported the best)."""
+    block = _scoring_block(record)
+    found = block.get("protocol") if block else None
+    if found is None:
+        configured = record.config.get("scoring")
+        found = configured.get("protocol") if isinstance(configured, dict) else None
+    return str(found) if found in PROTOCOLS else "reference"
+
+
+def infra_cause(record: RunRecord) -> str | None:
+    """Why the harness ended the run (``end_reason = infra_error``); None for any other end."""
+    if record.run is None or record.run.end_reason != INFRA_ERROR:
+        return None
+    cause = record.run.fields.get("infra_cause")
+    return str(cause) if cause else "unknown (run.json names no infra_cause)"
+
+
+def scoring(record: RunRecord, metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The run's result as the harness scored it (the summary's ``score`` fields).
+
+    A sealed run's score is the test-split score of its one selected checkpoint, read from
+    run.json's ``scoring`` block (written by the harness after the agent's phase); until that
+    block exists (a run in progress, or one the harness ended early) it has no score. A
+    reference run's score is its best submission; a run recorded without a ``scoring`` block
+    reads as reference, with the numbers it always had.
+    """
+    metrics = metrics if metrics is not None else process_metrics(record)
+    protocol = protocol_of(record)
+    block = _scoring_block(record)
+    base_n = record.baseline.n if record.baseline is not None else None
+    if block:
+        selection = _dict(block.get("selection"))
+        dev, test = _dict(block.get("dev")), _dict(block.get("test"))
+        dev_best = _float_or_none(dev.get("best"))
+        return {
+            "protocol": protocol,
+            "score": _float_or_none(block.get("score")),
+            "score_se": _se(block.get("score_se")),
+            "baseline": _float_or_none(block.get("baseline")),
+            "baseline_se": _se(block.get("baseline_se")),
+            "improvement": _float_or_none(block.get("improvement")),
+            "improvement_se": _se(block.get("improvement_se")),
+            "dev_best": dev_best if "best" in dev else metrics["best_score"],
+            "selected_submission": _int_or_none(selection.get("submission_id")),
+            "selection_rule": _str_or_none(selection.get("rule")),
+            "selection_gap": _float_or_none(block.get("selection_gap")),
+            "selection_gap_se": _se(block.get("selection_gap_se")),
+            "test_n": _int_or_none(test.get("n")),
+            "dev_n": _int_or_none(dev.get("n")) if "n" in dev else base_n,
+            "oracle_gap": _float_or_none(block.get("oracle_gap")),
+            "infra_cause": infra_cause(record),
+        }
+    best = metrics["best_score"]
+    se = noise(record, best)
+    reference = protocol == "reference"
+    return {
+        "protocol": protocol,
+        "score": best if reference else None,
+        "score_se": se["best_se"] if reference else None,
+        "baseline": metrics["baseline_score"] if reference else None,
+        "baseline_se": se["baseline_se"] if reference else None,
+        "improvement": metrics["improvement"] if reference else None,
+        "improvement_se": se["improvement_se"] if reference else None,
+        "dev_best": best,
+        "selected_submission": metrics["best_submission_id"] if reference else None,
+        "selection_rule": ("best" if best is not None else "none") if reference else None,
+        "selection_gap": None,
+        "selection_gap_se": None,
+        "test_n": None,
+        "dev_n": base_n,
+        "oracle_gap": None,
+        "infra_cause": infra_cause(record),
+    }
+
+
+def _scoring_block(record: RunRecord) -> dict[str, Any]:
+    return _dict(record.run.fields.get("scoring")) if record.run is not None else {}
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _se(value: Any) -> float | None:
+    found = _float_or_none(value)
+    return found if found is not None and found >= 0 and math.isfinite(found) else None
 
 
 def _submission_row(s: SubmissionRecord) -> dict[str, Any]:
