@@ -31,6 +31,7 @@ def render_markdown(record: RunRecord, data: dict[str, Any], plot_name: str) -> 
         _not_comparable(data),
         _header(data),
         _scripted_note(data),
+        _infra(data),
         _result(data),
         f"![score over time]({plot_name})\n",
         _submissions(data),
@@ -77,6 +78,7 @@ def _header(d: dict[str, Any]) -> str:
         ("driver", d.get("driver") or "none"),
         ("model", d.get("model") or "?"),
         ("seed", d.get("seed")),
+        ("scoring", _protocol(d)),
         ("budget", _budget(budget)),
         ("sandbox", _sandbox(d)),
         ("graded with", _grader(d)),
@@ -88,6 +90,13 @@ def _header(d: dict[str, Any]) -> str:
     lines = ["| run | |", "|---|---|"]
     lines += [f"| {k} | {_cell(v)} |" for k, v in rows]
     return "\n".join(lines) + "\n"
+
+
+def _protocol(d: dict[str, Any]) -> str:
+    protocol = d.get("protocol") or "reference"
+    if protocol == "sealed":
+        return "sealed (dev split for feedback, sealed test of one selected checkpoint)"
+    return f"{protocol} (every submission on the whole held-out split, best reported)"
 
 
 def _grader(d: dict[str, Any]) -> str:
@@ -146,7 +155,76 @@ def _scripted_note(d: dict[str, Any]) -> str:
     )
 
 
+RULES = {
+    "declared": "declared final by the agent",
+    "best_dev": "the best dev score (ties: the later submission); the agent declared none",
+    "best": "the best score on the held-out split",
+    "none": "none: no submission was scored",
+}
+
+
+def _infra(d: dict[str, Any]) -> str:
+    """A loud line when the harness, not the agent, ended the run."""
+    if d.get("end_reason") != "infra_error":
+        return ""
+    cause = _cell(d.get("infra_cause") or "unknown", limit=500)
+    return (
+        f"> **HARNESS FAILURE (infra_error): this run is not an agent result.** The run ended "
+        f"because of the harness (grader, sandbox, engine or driver upstream): {cause}. "
+        "Statistics leave it out; `autorl campaign run FILE --resume` runs such a cell again.\n"
+    )
+
+
 def _result(d: dict[str, Any]) -> str:
+    if d.get("protocol") == "sealed":
+        return _sealed_result(d)
+    return _reference_result(d)
+
+
+def _with_se(value: float | None, se: float | None, signed: bool = False) -> str:
+    text = _signed(value) if signed else _score(value)
+    return text if value is None or se is None else f"{text} ± {se:.2f}"
+
+
+def _sealed_result(d: dict[str, Any]) -> str:
+    """The sealed protocol: the agent climbed dev, one selected checkpoint scored on test."""
+    metric = d.get("metric") or "score"
+    selected = d.get("selected_submission")
+    rule = d.get("selection_rule")
+    test_n = f", {d['test_n']} examples" if d.get("test_n") else ""
+    dev_n = f" ({d['dev_n']} examples)" if d.get("dev_n") else ""
+    who = f"#{selected}" if selected is not None else "none"
+    rows = [
+        (f"baseline (test{test_n})", _with_se(d.get("baseline"), d.get("test_baseline_se"))),
+        (f"selected submission {who}, sealed test score", _with_se(d["score"], d["score_se"])),
+        ("improvement (test)", _with_se(d.get("improvement"), d.get("improvement_se"), True)),
+        (f"dev best{dev_n}", _score(d.get("dev_best"))),
+        (
+            "selection gap (dev - test of the selected)",
+            _with_se(d.get("selection_gap"), d.get("selection_gap_se"), True),
+        ),
+    ]
+    if d.get("oracle_gap") is not None:
+        rows.append(("oracle gap (best on test - selected)", _signed(d["oracle_gap"])))
+    rows.append(("baseline (dev, what the agent saw)", _score(d.get("baseline_score"))))
+    lines = ["## Result\n", f"| {metric} | value |", "|---|---|"]
+    lines += [f"| {label} | {value} |" for label, value in rows]
+    lines += [
+        "",
+        "Protocol **sealed**: every submission was scored on the dev split and the agent read "
+        "only those scores; the run's score is the test score of one selected checkpoint, on a "
+        "split sealed until the agent's phase ended. Selection rule: "
+        f"{_cell(RULES.get(str(rule), rule or 'none'), limit=120)}. "
+        "improvement = test score - baseline on test; the selection gap is how much the "
+        "selected checkpoint's dev score overstates its test score (selection and adaptive "
+        "overfitting to dev). Scores are percentages; ± is one standard error.",
+    ]
+    if d.get("score") is None:
+        lines.append("\nThis run has no sealed score (no submission was selected and scored).")
+    return "\n".join(lines) + "\n"
+
+
+def _reference_result(d: dict[str, Any]) -> str:
     metric = d.get("metric") or "score"
     n = f" on {d['baseline_n']} held-out examples" if d.get("baseline_n") else ""
     cached = " (cached)" if d.get("baseline_cached") else ""
@@ -160,6 +238,10 @@ def _result(d: dict[str, Any]) -> str:
         "",
         f"Scores are percentages{n}. The run's score is its best valid submission; "
         "improvement = best - baseline (none when no submission was scored).",
+        "",
+        "Protocol **reference**: every submission was scored on the whole held-out split and "
+        "the best is reported (the paper's protocol; the best of several noisy scores is biased "
+        "upward by selection).",
     ]
     se, improvement = d.get("improvement_se"), d.get("improvement")
     if se is not None and improvement is not None:
@@ -178,10 +260,11 @@ def _submissions(d: dict[str, Any]) -> str:
     if not rows:
         return "## Submissions\n\nThe agent made no submission.\n"
     baseline = d.get("baseline_score")
+    sealed = d.get("protocol") == "sealed"
     lines = [
         "## Submissions\n",
-        "| # | submitted | status | score | vs baseline | vs previous (SE) | weights | code "
-        "| note |",
+        f"| # | submitted | status | {'dev score' if sealed else 'score'} | vs baseline "
+        "| vs previous (SE) | weights | code | note |",
         "|---:|---:|---|---:|---:|---:|---|---|---|",
     ]
     previous: dict[str, Any] | None = None
@@ -199,6 +282,11 @@ def _submissions(d: dict[str, Any]) -> str:
             note = f"same weights as #{r['duplicate_of']}"
         if r.get("copy_of_base"):
             note = "copy of the base model" + (f"; {note}" if note else "")
+        note = _cell(note, limit=160)
+        if sealed and r["id"] == d.get("selected_submission"):
+            note = f"**selected** (test {_with_se(d.get('score'), d.get('score_se'))})" + (
+                f"; {note}" if note else ""
+            )
         lines.append(
             "| "
             + " | ".join(
@@ -211,12 +299,17 @@ def _submissions(d: dict[str, Any]) -> str:
                     step,
                     _short(r.get("weight_hash")),
                     _short(r.get("code_revision"), keep=10),
-                    _cell(note, limit=160),
+                    note,
                 ]
             )
             + " |"
         )
     note = (
+        "Scores on the dev split (what the agent saw), against the baseline on dev. "
+        if sealed
+        else ""
+    )
+    note += (
         "Submitted: time on the agent's budget clock when the agent submitted. vs previous: the "
         "change from the previous valid submission (one training phase's effect when the agent "
         "submits once a phase)"
@@ -260,6 +353,8 @@ def _end(d: dict[str, Any]) -> str:
         "disk_limit": "the agent filled more disk than the run's limit allows",
         "gpu_hours": "the agent's GPU-hours budget was spent",
         "driver_unavailable": "the driver's model provider was down when the agent stopped",
+        "infra_error": "the harness failed (grader, sandbox, engine or driver upstream): "
+        "not an agent result",
         "harness_stopped": "the harness stopped mid-run (killed); the agent died with it",
     }
     reason = d.get("end_reason")
@@ -272,6 +367,8 @@ def _end(d: dict[str, Any]) -> str:
         if d.get("agent_exit_code") is not None:
             text += f", agent exit code {d['agent_exit_code']}"
         text += "."
+        if d.get("infra_cause"):
+            text += f" Cause: {_cell(d['infra_cause'], limit=500)}."
     resumed = d.get("resumed")
     if isinstance(resumed, dict):
         graded = resumed.get("evaluated") or []
