@@ -51,7 +51,7 @@ def test_groups_table_by_hand(campaign_dir: Path) -> None:
 
     g1 = _row(groups, group=G1)
     # best 44, 46, 48 -> 46; improvement 4, 6, 8 -> 6, CI [4, 8] (atoms of 1/27 at the ends)
-    assert (g1.n, g1.mean_best, g1.best_low, g1.best_high) == (3, 46.0, 44.0, 48.0)
+    assert (g1.n, g1.mean_score, g1.score_low, g1.score_high) == (3, 46.0, 44.0, 48.0)
     assert (g1.mean_improvement, g1.improvement_low, g1.improvement_high) == (6.0, 4.0, 8.0)
     assert g1.noise_floor == pytest.approx(FLOOR_GSM8K)
     assert g1[["clears_noise", "ci_above_zero"]].tolist() == [True, True]  # 6 > 2.83; 4 > 0
@@ -59,7 +59,7 @@ def test_groups_table_by_hand(campaign_dir: Path) -> None:
     g2 = _row(groups, group=G2)
     # the seed-3 cell has no valid submission: best = baseline 40, improvement 0.
     # best (41 + 42 + 40) / 3 = 41; improvement (1 + 2 + 0) / 3 = 1 < 2.83: does not clear.
-    assert (g2.n, g2.n_no_valid, g2.mean_best, g2.mean_improvement) == (3, 1, 41.0, 1.0)
+    assert (g2.n, g2.n_no_valid, g2.mean_score, g2.mean_improvement) == (3, 1, 41.0, 1.0)
     assert (g2.improvement_low, g2.improvement_high) == (0.0, 2.0)
     assert g2[["clears_noise", "ci_above_zero"]].tolist() == [False, False]
 
@@ -79,7 +79,7 @@ def test_notes_count_what_is_left_out(campaign_dir: Path) -> None:
     notes = _compare(campaign_dir).notes
     assert notes[0] == ("2 of 13 cells are not completed and are left out (1 pending, 1 failed)")
     assert any(n.startswith("1 cell(s) are not comparable") for n in notes)
-    assert any(n.startswith("1 cell(s) made no valid submission") for n in notes)
+    assert any(n.startswith("1 cell(s) have no score (no valid submission") for n in notes)
 
 
 def test_noise_table(campaign_dir: Path) -> None:

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from autorl.cli.main import cli
 
 TABLES = ("cells", "submissions", "groups", "noise", "pass_at_k", "paired", "driver_effect")
+TABLES += ("infra_errors",)
 FIGURES = ("improvement", "scaling_time", "scaling_tokens", "scaling_cost")
 FIGURES += ("scaling_submissions", "pass_at_k")
 

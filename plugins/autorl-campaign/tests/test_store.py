@@ -45,6 +45,7 @@ def test_cells_are_added_once_and_keep_their_results(tmp_path: Path) -> None:
         "completed": 1,
         "failed": 0,
         "interrupted": 0,
+        "infra_error": 0,
     }
     assert [s["score"] for s in store.submissions("a")] == [14.0]
     store.close()

@@ -5,9 +5,13 @@ completed cells (:mod:`autorl_campaign.grouping`) and applies the estimators of
 :mod:`autorl_campaign.stats`. Every table is a pandas DataFrame with plain columns, so the
 terminal, the HTML page and the CSV/Parquet exports show the same numbers.
 
-Conventions (docs/campaign-statistics.md): a completed cell without a valid submission has
-improvement 0 and best score = baseline (the base model is what it delivered); a cell without a
-baseline score has no improvement at all and is left out, with a note.
+Conventions (docs/campaign-statistics.md): the statistics rank and test on each run's score
+(sealed protocol: the test score of its one selected checkpoint; reference: its best
+submission), never on the dev scores the agent climbed. A completed cell without a score has
+improvement 0 and score = baseline (the base model is what it delivered); a cell without a
+baseline score has no improvement at all and is left out, with a note. Cells of different
+protocols are never ranked together (an error, or ``--protocol`` to keep one), and cells that
+ended ``infra_error`` (the harness failed, not the agent) are left out and named.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as scipy_stats
 
+from autorl.errors import AutorlError
 from autorl_campaign import stats
 from autorl_campaign.grouping import (
     Group,
@@ -44,10 +49,13 @@ SCALING_AXES: tuple[tuple[str, str, str | None, str], ...] = (
     ("submissions", "ordinal", None, "submissions made"),
 )
 
+INFRA_COLUMNS = ["cell_id", "attempt", "run_id", "run_dir", "infra_cause", "cell_status_now"]
+
 # Columns of the tables when they have no rows (the factor columns of `groups` vary).
 GROUP_COLUMNS = ["group", "label", "n", "n_no_valid", "n_incomparable", "n_flagged"]
-GROUP_COLUMNS += ["mean_best", "best_low"]
-GROUP_COLUMNS += ["best_high", "mean_improvement", "improvement_low", "improvement_high"]
+GROUP_COLUMNS += ["mean_score", "score_low"]
+GROUP_COLUMNS += ["score_high", "mean_improvement", "improvement_low", "improvement_high"]
+GROUP_COLUMNS += ["mean_selection_gap"]
 GROUP_COLUMNS += ["noise_floor", "clears_noise", "ci_above_zero", "note"]
 _PAIRED = ["n_pairs", "mean_diff", "diff_low", "diff_high", "sd_diff", "d_z", "p_value", "note"]
 DRIVER_COLUMNS = ["scaffold", "scaffold_label", "driver", "group", "n", "mean_improvement"]
@@ -62,6 +70,8 @@ class Options:
     group_by: tuple[str, ...] = ()
     baseline_group: str | None = None
     comparable_only: bool = False
+    protocol: str | None = None
+    """Keep only the cells of this scoring protocol (``sealed`` or ``reference``)."""
     confidence: float = stats.CONFIDENCE
     n_resamples: int = stats.RESAMPLES
     seed: int = stats.SEED
@@ -78,6 +88,7 @@ class Comparison:
     groups: list[Group]
     grouping: list[str]
     constant: dict[str, str]
+    protocol: str | None = None
     options: Options = field(default_factory=Options)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     cells: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -110,18 +121,33 @@ class Comparison:
         return text
 
 
+def protocol_of(cell: dict[str, Any]) -> str:
+    """The cell's scoring protocol; a store from before sealed scoring recorded reference runs."""
+    return str(cell.get("protocol") or "reference")
+
+
+def score_recorded(cell: dict[str, Any]) -> float | None:
+    """The run's score as stored: the sealed test score, or the best under reference (a store
+    from before the score column holds only ``best``); None when the run had no score."""
+    value = cell.get("score")
+    if value is None and cell.get("protocol") is None:
+        value = cell.get("best")
+    return None if value is None else float(value)
+
+
 def improvement_of(cell: dict[str, Any]) -> float | None:
-    """The improvement the statistics use: the store's, or 0 when no submission was valid."""
+    """The improvement the statistics use: the store's (score - baseline on the score's split),
+    or 0 when the run had no score (the base model stands)."""
     if cell.get("baseline") is None:
         return None
     value = cell.get("improvement")
     return float(value) if value is not None else 0.0
 
 
-def best_of(cell: dict[str, Any]) -> float | None:
-    """The best score the statistics use: the store's, or the baseline when none was valid."""
-    value = cell.get("best")
-    return float(value) if value is not None else cell.get("baseline")
+def score_of(cell: dict[str, Any]) -> float | None:
+    """The score the statistics use: the run's, or the baseline when it had none."""
+    value = score_recorded(cell)
+    return value if value is not None else cell.get("baseline")
 
 
 def _ci_kwargs(options: Options) -> dict[str, Any]:
@@ -148,6 +174,16 @@ def compare_campaign(store: CampaignStore, options: Options | None = None) -> Co
             f"{sum(left.values())} of {len(all_cells)} cells are not completed and are left "
             f"out ({detail})"
         )
+    infra = [c for c in all_cells if c["status"] == "infra_error"]
+    if infra:
+        notes.append(
+            f"{len(infra)} cell(s) ended infra_error: the harness (grader, sandbox, engine or "
+            "driver upstream) failed, so they are not agent results and are left out of every "
+            "statistic: "
+            + "; ".join(f"{c['cell_id']} ({c.get('infra_cause') or 'unknown'})" for c in infra)
+            + ". `autorl campaign run FILE --resume` runs them again"
+        )
+    completed, protocol = _one_protocol(completed, options, notes)
     no_baseline = [c for c in completed if c.get("baseline") is None]
     if no_baseline:
         notes.append(
@@ -177,11 +213,11 @@ def compare_campaign(store: CampaignStore, options: Options | None = None) -> Co
             f"{len(incomparable)} cell(s) are not comparable (unsandboxed, or an integrity "
             "check failed); --comparable-only leaves them out"
         )
-    no_valid = [c for c in usable if c.get("best") is None]
+    no_valid = [c for c in usable if score_recorded(c) is None]
     if no_valid:
         notes.append(
-            f"{len(no_valid)} cell(s) made no valid submission: counted as improvement 0 "
-            "(the base model stands)"
+            f"{len(no_valid)} cell(s) have no score (no valid submission, or none selected): "
+            "counted as improvement 0 (the base model stands)"
         )
 
     groups = group_cells(usable, options.group_by or None)
@@ -194,6 +230,7 @@ def compare_campaign(store: CampaignStore, options: Options | None = None) -> Co
         grouping=grouping,
         constant=constant_factors(groups),
         options=options,
+        protocol=protocol,
     )
     subs_by_cell: dict[str, list[dict[str, Any]]] = {}
     for s in all_subs:
@@ -208,12 +245,83 @@ def compare_campaign(store: CampaignStore, options: Options | None = None) -> Co
         "paired": paired_table(comparison, options),
         "driver_effect": driver_effect_table(comparison, options),
         "scaling": scaling_table(comparison, subs_by_cell, options),
+        "infra_errors": infra_table(all_cells, store.attempts()),
     }
     if not groups:
         notes.append("no completed cell with a baseline score: nothing to compare yet")
     comparison.cells = cells_frame(all_cells, groups, floors)
     comparison.submissions = submissions_frame(all_subs, all_cells, groups)
     return comparison
+
+
+def _one_protocol(
+    cells: list[dict[str, Any]], options: Options, notes: list[str]
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The cells of one scoring protocol: a sealed test score and the best of several
+    held-out scores measure different things, so ranking them together is refused."""
+    by_protocol: dict[str, list[str]] = {}
+    for c in cells:
+        by_protocol.setdefault(protocol_of(c), []).append(c["cell_id"])
+    if options.protocol is not None:
+        kept = [c for c in cells if protocol_of(c) == options.protocol]
+        dropped = {p: ids for p, ids in by_protocol.items() if p != options.protocol}
+        if dropped:
+            notes.append(
+                f"only protocol {options.protocol!r} is compared (--protocol); left out: "
+                + "; ".join(f"{len(ids)} {p} cell(s): {_ids(ids)}" for p, ids in dropped.items())
+            )
+        return kept, options.protocol
+    if len(by_protocol) > 1:
+        found = " and ".join(
+            f"{p!r} ({len(ids)} cell(s): {_ids(ids)})" for p, ids in sorted(by_protocol.items())
+        )
+        raise AutorlError(
+            f"this campaign's completed cells were scored under different protocols: {found}; "
+            "a sealed test score and the best of several held-out scores are not comparable, "
+            "so they are not ranked together",
+            hint="compare one protocol at a time: autorl compare DIR --protocol sealed (or "
+            "--protocol reference)",
+        )
+    return cells, next(iter(by_protocol), None)
+
+
+def _ids(ids: Sequence[str], limit: int = 8) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f", ... ({len(ids) - limit} more)" if len(ids) > limit else "")
+
+
+def infra_table(
+    cells: Sequence[dict[str, Any]], attempts: Sequence[dict[str, Any]]
+) -> pd.DataFrame:
+    """Every attempt the harness ended (``infra_error``), with the cell's status now: a cell
+    retried by ``--resume`` shows its earlier attempt here and its new result in the tables."""
+    now = {c["cell_id"]: c["status"] for c in cells}
+    rows = [
+        {
+            "cell_id": a["cell_id"],
+            "attempt": a["attempt"],
+            "run_id": a.get("run_id"),
+            "run_dir": a.get("run_dir"),
+            "infra_cause": a.get("infra_cause") or "unknown cause",
+            "cell_status_now": now.get(a["cell_id"], "?"),
+        }
+        for a in attempts
+        if a.get("status") == "infra_error" or a.get("end_reason") == "infra_error"
+    ]
+    seen = {(r["cell_id"], r["attempt"]) for r in rows}
+    for c in cells:  # a store without the attempts table (older autorl-campaign)
+        if c["status"] == "infra_error" and (c["cell_id"], c.get("attempts")) not in seen:
+            rows.append(
+                {
+                    "cell_id": c["cell_id"],
+                    "attempt": c.get("attempts"),
+                    "run_id": c.get("run_id"),
+                    "run_dir": c.get("run_dir"),
+                    "infra_cause": c.get("infra_cause") or "unknown cause",
+                    "cell_status_now": c["status"],
+                }
+            )
+    return pd.DataFrame(rows, columns=INFRA_COLUMNS)
 
 
 def _nan(value: float | None) -> float:
@@ -263,8 +371,9 @@ def groups_table(
     """One row per group: n, mean best and improvement with CIs, noise floor, clears it?"""
     rows = []
     for g in comparison.groups:
-        best = stats.mean_ci([best_of(c) for c in g.cells], **_ci_kwargs(options))
+        score = stats.mean_ci([score_of(c) for c in g.cells], **_ci_kwargs(options))
         imp = stats.mean_ci([improvement_of(c) for c in g.cells], **_ci_kwargs(options))
+        gaps = [c["selection_gap"] for c in g.cells if c.get("selection_gap") is not None]
         floor = _floor_of(g, floors)
         clears = None if floor is None or imp.mean is None else bool(imp.mean > floor)
         rows.append(
@@ -273,15 +382,16 @@ def groups_table(
                 "label": comparison.short(g),
                 **g.factors,
                 "n": imp.n,
-                "n_no_valid": sum(1 for c in g.cells if c.get("best") is None),
+                "n_no_valid": sum(1 for c in g.cells if score_recorded(c) is None),
                 "n_incomparable": sum(1 for c in g.cells if c.get("comparable") is False),
                 "n_flagged": sum(1 for c in g.cells if c.get("flagged") is True),
-                "mean_best": _nan(best.mean),
-                "best_low": _nan(best.low),
-                "best_high": _nan(best.high),
+                "mean_score": _nan(score.mean),
+                "score_low": _nan(score.low),
+                "score_high": _nan(score.high),
                 "mean_improvement": _nan(imp.mean),
                 "improvement_low": _nan(imp.low),
                 "improvement_high": _nan(imp.high),
+                "mean_selection_gap": float(np.mean(gaps)) if gaps else float("nan"),
                 "noise_floor": _nan(floor),
                 "clears_noise": clears,
                 "ci_above_zero": None if imp.low is None else bool(imp.low > 0),
@@ -491,7 +601,7 @@ def scaling_table(
             grid = _grid(top, options.grid_points, steps)
         for g in comparison.groups:
             curves = [
-                stats.best_so_far(found[0], found[1], float(c["baseline"]), grid)
+                stats.best_so_far(found[0], found[1], _dev_baseline(c), grid)
                 for c, found in (points[c["cell_id"]] for c in g.cells if c["cell_id"] in points)
             ]
             if not curves:
@@ -513,6 +623,13 @@ def scaling_table(
             )
     columns = ["group", "label", "axis", "x", "n", "mean", "low", "high"]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def _dev_baseline(cell: dict[str, Any]) -> float:
+    """The baseline the submissions' (dev) scores are set against: under sealed the baseline on
+    dev, which the agent saw; otherwise the one baseline."""
+    value = cell.get("dev_baseline")
+    return float(value if value is not None else cell["baseline"])
 
 
 def _group_of(groups: Sequence[Group]) -> dict[str, str]:
@@ -539,6 +656,7 @@ def cells_frame(
         improvement = improvement_of(c) if counted else None
         f = factors(c)
         floor = floors.get((f["task"], f["model"])) if counted else None
+        row["score_used"] = _nan(score_of(c) if counted else None)
         row["improvement_used"] = _nan(improvement)
         row["noise_floor"] = _nan(floor)
         row["clears_noise"] = (

@@ -29,7 +29,12 @@ def campaign() -> None:
 @campaign.command("run")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--dry-run", is_flag=True, help="Check every cell and print the plan; run nothing.")
-@click.option("--resume", is_flag=True, help="Run what is left: failed and interrupted cells.")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Run what is left: pending, failed, interrupted and infra_error cells (a new attempt "
+    "each; completed cells never run again).",
+)
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), help="Campaign directory.")
 @click.option("--executor", help="Override [campaign] executor (local, pool, ray...).")
 @click.option(
@@ -92,10 +97,16 @@ def run(
     outcome = run_campaign(camp, resume=resume, registry=registry, say=click.echo)
     click.echo(
         f"campaign {camp.name}: {outcome.completed} completed, {outcome.failed} failed, "
-        f"{outcome.skipped} skipped (finished before); results: {camp.out_dir}"
+        f"{outcome.infra_error} infra_error, {outcome.skipped} skipped (finished before); "
+        f"results: {camp.out_dir}"
     )
+    if outcome.infra_error:
+        click.echo(
+            f"{outcome.infra_error} cell(s) ended infra_error (the harness failed, not the "
+            f"agent): autorl campaign run {file} --resume runs them again"
+        )
     click.echo(f"compare: autorl compare {camp.out_dir}")
-    if outcome.failed:
+    if outcome.failed or outcome.infra_error:
         raise SystemExit(1)
 
 
@@ -206,8 +217,9 @@ def status(campaign_dir: Path) -> None:
         store.close()
     axes = [a for a in _json_list(meta.get("axes"))]
     table = Table(title=f"campaign {meta.get('name', campaign_dir)}", title_justify="left")
-    for column in ("cell", *axes, "rep", "status", "tries", "best", "improvement", "end"):
+    for column in ("cell", *axes, "rep", "status", "tries", "protocol", "score", "improvement"):
         table.add_column(column, overflow="fold")
+    table.add_column("end", overflow="fold")
     for c in cells:
         table.add_row(
             c["cell_id"],
@@ -215,15 +227,33 @@ def status(campaign_dir: Path) -> None:
             str(c["replicate"]),
             c["status"],
             str(c["attempts"]),
-            "-" if c["best"] is None else f"{c['best']:.2f}",
+            c.get("protocol") or "-",
+            _score(c),
             "-" if c["improvement"] is None else f"{c['improvement']:+.2f}",
-            c["end_reason"] or (c["error"] or "-")[:60],
+            _end(c),
         )
     console = Console(soft_wrap=False)
     if not console.is_terminal:
         console.width = 200
     console.print(table)
     console.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
+
+
+def _end(cell: dict[str, Any]) -> str:
+    from rich.markup import escape
+
+    if cell.get("end_reason") == "infra_error" or cell.get("status") == "infra_error":
+        cause = (cell.get("infra_cause") or "unknown cause")[:80]
+        return escape(f"infra_error: {cause} (not an agent result; --resume retries it)")
+    return escape(cell.get("end_reason") or (cell.get("error") or "-")[:60])
+
+
+def _score(cell: dict[str, Any]) -> str:
+    """The cell's score (a store from before sealed scoring has only the best)."""
+    value = cell.get("score")
+    if value is None and cell.get("protocol") is None:
+        value = cell.get("best")
+    return "-" if value is None else f"{value:.2f}"
 
 
 def _json_list(text: str | None) -> list[str]:

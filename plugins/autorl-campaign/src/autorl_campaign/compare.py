@@ -50,6 +50,14 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     help="Leave out cells that were not comparable (unsandboxed, or an integrity check failed).",
 )
 @click.option(
+    "--protocol",
+    type=click.Choice(["sealed", "reference"]),
+    default=None,
+    help="Compare only the cells scored under this protocol. Without it, a campaign whose "
+    "completed cells mix protocols is refused (a sealed test score and the best of several "
+    "held-out scores are not comparable).",
+)
+@click.option(
     "--confidence",
     type=click.FloatRange(0.5, 0.999),
     default=0.95,
@@ -83,12 +91,16 @@ def compare(
     baseline_group: str | None,
     out_dir: Path | None,
     comparable_only: bool,
+    protocol: str | None,
     confidence: float,
     resamples: int,
     seed: int,
     grid_points: int,
 ) -> None:
     """Statistics of a campaign: CIs, pass@k, noise floors, paired tests, scaling curves.
+
+    Ranks and tests each run's score (sealed: the test score of its selected checkpoint);
+    cells that ended infra_error are left out and named.
 
     Prints the tables, and writes CAMPAIGN_DIR/compare/index.html (self-contained: figures
     embedded, no network or script needed) with CSV and Parquet copies of every table.
@@ -104,6 +116,7 @@ def compare(
         group_by=_split(group_by),
         baseline_group=baseline_group,
         comparable_only=comparable_only,
+        protocol=protocol,
         confidence=confidence,
         n_resamples=resamples,
         seed=seed,

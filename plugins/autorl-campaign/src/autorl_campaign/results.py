@@ -1,4 +1,11 @@
-"""A finished run's numbers for the store, read from the harness's records only."""
+"""A finished run's numbers for the store, read from the harness's records only.
+
+The score columns follow the run's protocol (``autorl_records.scoring``): under ``sealed`` the
+score is the test score of the one selected checkpoint and ``baseline`` is the baseline on test;
+under ``reference`` (and for runs recorded before sealed scoring) the score is the best
+submission and ``baseline`` the held-out baseline, as before. ``best`` stays the best dev score,
+``dev_baseline`` the baseline the agent saw (the scaling curves climb on those).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,26 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autorl_records import comparable, load_run, noise, process_metrics
+from autorl_records import comparable, load_run, noise, process_metrics, scoring
 
 CALL_LOG = "driver_calls.jsonl"
+SCORING_COLUMNS = (
+    "protocol",
+    "score",
+    "score_se",
+    "baseline",
+    "baseline_se",
+    "improvement",
+    "improvement_se",
+    "selected_submission",
+    "selection_rule",
+    "selection_gap",
+    "selection_gap_se",
+    "oracle_gap",
+    "test_n",
+    "dev_n",
+    "infra_cause",
+)
 
 
 def _when(ts: Any) -> float | None:
@@ -66,10 +90,11 @@ def run_results(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     best = metrics["best_score"]
     run = record.run
     calls = _calls(run_dir)
+    scored = scoring(record, metrics)
     results: dict[str, Any] = {
-        "baseline": metrics["baseline_score"],
+        **{k: scored[k] for k in SCORING_COLUMNS},
+        "dev_baseline": metrics["baseline_score"],
         "best": best,
-        "improvement": metrics["improvement"],
         "end_reason": run.end_reason if run is not None else None,
         "agent_seconds": run.agent_seconds if run is not None else None,
         "submissions": len(record.submissions),
@@ -80,12 +105,7 @@ def run_results(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "comparable": int(comparable(record)),
         **_analysis(run_dir),
     }
-    se = noise(record, best)
-    results.update(
-        baseline_se=se.get("baseline_se"),
-        best_se=se.get("best_se"),
-        improvement_se=se.get("improvement_se"),
-    )
+    results["best_se"] = noise(record, best).get("best_se")
     rows = []
     for s in record.submissions:
         when = _when(s.time)

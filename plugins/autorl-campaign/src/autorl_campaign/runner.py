@@ -1,6 +1,8 @@
 """Run a campaign: record its cells, hand the unfinished ones to the executor, store each result
-the moment it ends. Resuming is the same call: finished cells are skipped, cells that failed or
-were interrupted run again under a new attempt number."""
+the moment it ends. Resuming is the same call: finished cells are skipped, cells that failed,
+were interrupted or ended ``infra_error`` (the harness, not the agent, ended the run) run again
+under a new attempt number, in a new run directory; the earlier one stays, and the store's
+``attempts`` table keeps its record."""
 
 from __future__ import annotations
 
@@ -10,13 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autorl_records import INFRA_ERROR
+
 from autorl.errors import AutorlError, ConfigError
 from autorl_campaign.cellrun import CellJob, run_cell
 from autorl_campaign.results import run_results
 from autorl_campaign.spec import Campaign, Cell
 from autorl_campaign.store import CampaignStore
 
-RESUMABLE = ("pending", "failed", "interrupted")
+RESUMABLE = ("pending", "failed", "interrupted", "infra_error")
 STOPPED = (130, 143, -2, -15)
 """Exit codes of a run stopped by SIGINT/SIGTERM (the campaign was stopped, not the run)."""
 
@@ -26,6 +30,7 @@ class Outcome:
     ran: int = 0
     completed: int = 0
     failed: int = 0
+    infra_error: int = 0
     skipped: int = 0
 
 
@@ -41,8 +46,8 @@ def prepare_store(campaign: Campaign, resume: bool) -> tuple[CampaignStore, list
         raise ConfigError(
             f"campaign {campaign.name!r} in {campaign.out_dir} has already run: "
             + ", ".join(f"{n} {s}" for s, n in counts.items() if n),
-            hint="add --resume to run what is left (finished cells are kept, failed and "
-            "interrupted ones run again), or choose another directory with --out",
+            hint="add --resume to run what is left (finished cells are kept; failed, "
+            "interrupted and infra_error ones run again), or choose another directory with --out",
         )
     meta = store.meta()
     if meta.get("source_hash") and meta["source_hash"] != campaign.source_hash:
@@ -87,6 +92,16 @@ def record(store: CampaignStore, cell: Cell, result: Any, error: str | None) -> 
             worker=result.get("worker"),
         )
         return "failed"
+    if results.get("end_reason") == INFRA_ERROR:  # the harness failed: not an agent result
+        store.finish(
+            cell.cell_id,
+            status="infra_error",
+            results=results,
+            submissions=submissions,
+            error=f"infra_error: {results.get('infra_cause') or 'unknown cause'}",
+            worker=result.get("worker"),
+        )
+        return "infra_error"
     ok = result["returncode"] == 0 and results.get("end_reason") not in (None, "error")
     status = (
         "completed" if ok else "interrupted" if result["returncode"] in (130, -2, -15) else "failed"
@@ -148,7 +163,8 @@ def run_campaign(
             status = record(store, cell, done.result, done.error)
             outcome.ran += 1
             outcome.completed += status == "completed"
-            outcome.failed += status != "completed"
+            outcome.infra_error += status == "infra_error"
+            outcome.failed += status not in ("completed", "infra_error")
             row = store.cell(cell.cell_id) or {}
             best = row.get("improvement")
             shown = "" if best is None else f", improvement {best:+.2f}"

@@ -9,9 +9,13 @@ Tables (columns documented in docs/campaigns.md):
 
 - ``meta``: ``key``/``value`` (campaign name, file, created, schema version);
 - ``cells``: the cell's id, replicate, axis values and resolved config, its status
-  (``pending``, ``running``, ``completed``, ``failed``, ``interrupted``) and attempts, and the
-  run's results: baseline, best, improvement and their standard errors, end reason, agent
-  time, driver calls/tokens/cost, comparable;
+  (``pending``, ``running``, ``completed``, ``failed``, ``interrupted``, ``infra_error``) and
+  attempts, and the run's results: its scoring protocol, score (sealed: the test score of the
+  selected checkpoint; reference: the best), the baseline on the score's split, improvement and
+  their standard errors, dev best, selection gap, end reason (and ``infra_cause``), agent time,
+  driver calls/tokens/cost, comparable;
+- ``attempts``: one row per finished attempt of a cell (its run directory, status, end reason
+  and cause), so a cell retried after an infrastructure failure keeps its earlier run on record;
 - ``submissions``: per cell, each submission's score, status, time since the agent started,
   and the driver tokens and dollars spent by then (for scaling curves).
 """
@@ -28,10 +32,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STORE_NAME = "campaign.sqlite"
 
-STATUSES = ("pending", "running", "completed", "failed", "interrupted")
+STATUSES = ("pending", "running", "completed", "failed", "interrupted", "infra_error")
 FINISHED = ("completed",)
 
 CELL_COLUMNS: dict[str, str] = {
@@ -53,13 +57,25 @@ CELL_COLUMNS: dict[str, str] = {
     "worker": "TEXT",
     "started": "TEXT",
     "ended": "TEXT",
+    "protocol": "TEXT",
+    "score": "REAL",
+    "score_se": "REAL",
     "baseline": "REAL",
     "baseline_se": "REAL",
+    "dev_baseline": "REAL",
     "best": "REAL",
     "best_se": "REAL",
     "improvement": "REAL",
     "improvement_se": "REAL",
+    "selected_submission": "INTEGER",
+    "selection_rule": "TEXT",
+    "selection_gap": "REAL",
+    "selection_gap_se": "REAL",
+    "oracle_gap": "REAL",
+    "test_n": "INTEGER",
+    "dev_n": "INTEGER",
     "end_reason": "TEXT",
+    "infra_cause": "TEXT",
     "agent_seconds": "REAL",
     "submissions": "INTEGER",
     "valid_submissions": "INTEGER",
@@ -70,6 +86,20 @@ CELL_COLUMNS: dict[str, str] = {
     "flagged": "INTEGER",
     "best_route": "TEXT",
     "error": "TEXT",
+}
+RESULT_COLUMNS = tuple(CELL_COLUMNS)[tuple(CELL_COLUMNS).index("ended") + 1 :]
+"""What a run fills in (scores, end reason, error...): cleared when a cell starts again."""
+ATTEMPT_COLUMNS: dict[str, str] = {
+    "cell_id": "TEXT NOT NULL",
+    "attempt": "INTEGER NOT NULL",
+    "run_id": "TEXT",
+    "run_dir": "TEXT",
+    "status": "TEXT",
+    "end_reason": "TEXT",
+    "infra_cause": "TEXT",
+    "error": "TEXT",
+    "started": "TEXT",
+    "ended": "TEXT",
 }
 SUBMISSION_COLUMNS: dict[str, str] = {
     "cell_id": "TEXT NOT NULL",
@@ -122,6 +152,10 @@ class CampaignStore:
             db.execute(
                 f"CREATE TABLE IF NOT EXISTS submissions ({subs}, "
                 "PRIMARY KEY (cell_id, submission_id))"
+            )
+            attempts = ", ".join(f"{k} {v}" for k, v in ATTEMPT_COLUMNS.items())
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS attempts ({attempts}, PRIMARY KEY (cell_id, attempt))"
             )
             db.execute(
                 "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('created', ?)",
@@ -220,13 +254,17 @@ class CampaignStore:
             return cursor.rowcount
 
     def start(self, cell_id: str, run_id: str, run_dir: Path, worker: str = "") -> None:
+        """A new attempt: the previous attempt's results leave the row (``attempts`` keeps
+        them), so nothing of an earlier run is read as this one's."""
+        cleared = ", ".join(f"{k} = NULL" for k in RESULT_COLUMNS)
         with self._tx() as db:
             db.execute(
                 "UPDATE cells SET status = 'running', attempts = attempts + 1, run_id = ?, "
-                "run_dir = ?, worker = ?, started = ?, ended = NULL, error = NULL "
+                f"run_dir = ?, worker = ?, started = ?, ended = NULL, {cleared} "
                 "WHERE cell_id = ?",
                 (run_id, str(run_dir), worker, _now(), cell_id),
             )
+            db.execute("DELETE FROM submissions WHERE cell_id = ?", (cell_id,))
 
     def finish(
         self,
@@ -250,6 +288,13 @@ class CampaignStore:
             db.execute(
                 f"UPDATE cells SET {assignments} WHERE cell_id = ?", (*values.values(), cell_id)
             )
+            db.execute(
+                "INSERT OR REPLACE INTO attempts (cell_id, attempt, run_id, run_dir, status, "
+                "end_reason, infra_cause, error, started, ended) "
+                "SELECT cell_id, attempts, run_id, run_dir, status, end_reason, infra_cause, "
+                "error, started, ended FROM cells WHERE cell_id = ? AND attempts > 0",
+                (cell_id,),
+            )
             db.execute("DELETE FROM submissions WHERE cell_id = ?", (cell_id,))
             for sub in submissions or []:
                 row = {k: sub.get(k) for k in SUBMISSION_COLUMNS if k != "cell_id"}
@@ -266,6 +311,18 @@ class CampaignStore:
                 query + " ORDER BY cell_id, submission_id", (cell_id,) if cell_id else ()
             )
             return [dict(r) for r in rows]
+
+    def attempts(self, cell_id: str | None = None) -> list[dict[str, Any]]:
+        """Every finished attempt (a cell retried after an infra_error has several)."""
+        query = "SELECT * FROM attempts" + (" WHERE cell_id = ?" if cell_id else "")
+        with self._lock:
+            try:
+                rows = self._db.execute(
+                    query + " ORDER BY cell_id, attempt", (cell_id,) if cell_id else ()
+                )
+                return [dict(r) for r in rows]
+            except sqlite3.OperationalError:  # a read-only store from before attempts existed
+                return []
 
     def counts(self) -> dict[str, int]:
         with self._lock:

@@ -77,10 +77,10 @@ def groups_rows(comparison: Comparison) -> pd.DataFrame:
             "group": table["label"],
             "n": [num(v) for v in table["n"]],
             "no valid": [num(v) for v in table["n_no_valid"]],
-            f"best ({ci})": [
+            f"score ({ci})": [
                 with_ci(m, lo, hi)
                 for m, lo, hi in zip(
-                    table["mean_best"], table["best_low"], table["best_high"], strict=True
+                    table["mean_score"], table["score_low"], table["score_high"], strict=True
                 )
             ],
             f"improvement ({ci})": [
@@ -95,10 +95,40 @@ def groups_rows(comparison: Comparison) -> pd.DataFrame:
             "noise floor": [num(v) for v in table["noise_floor"]],
             "clears floor": [verdict(v) for v in table["clears_noise"]],
             "CI > 0": [verdict(v) for v in table["ci_above_zero"]],
+            "selection gap": [num(v) for v in table["mean_selection_gap"]],
             "note": table["note"],
         }
     )
+    if table["mean_selection_gap"].isna().all():  # reference runs: no sealed test, no gap
+        rows = rows.drop(columns="selection gap")
     return _drop_empty_notes(rows)
+
+
+def score_caption(comparison: Comparison) -> str:
+    """What "score" means for this comparison's protocol."""
+    if comparison.protocol == "sealed":
+        return (
+            "protocol sealed: score = the test score of each run's one selected checkpoint; "
+            "improvement = score - baseline on test; selection gap = mean (dev - test) of the "
+            "selected checkpoints"
+        )
+    return "protocol reference: score = each run's best submission; improvement = best - baseline"
+
+
+def infra_rows(comparison: Comparison) -> pd.DataFrame:
+    """The attempts the harness ended (infra_error), not agent results."""
+    table = comparison.tables.get("infra_errors")
+    if table is None or table.empty:
+        return pd.DataFrame(columns=["cell", "attempt", "run", "cause", "cell now"])
+    return pd.DataFrame(
+        {
+            "cell": table["cell_id"],
+            "attempt": [num(v) for v in table["attempt"]],
+            "run": table["run_id"],
+            "cause": table["infra_cause"],
+            "cell now": table["cell_status_now"],
+        }
+    )
 
 
 def noise_rows(comparison: Comparison) -> pd.DataFrame:

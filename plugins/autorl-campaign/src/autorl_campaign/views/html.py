@@ -66,12 +66,24 @@ def render_page(
     ]
     if comparison.legend():
         parts.append(f"<p>{e(comparison.legend())}</p>")
+    if comparison.protocol:
+        parts.append(f"<p>protocol: {e(comparison.protocol)}</p>")
     parts += [f'<p class="note">note: {e(n)}</p>' for n in comparison.notes]
+    infra = display.infra_rows(comparison)
+    if not infra.empty:
+        parts += [
+            "<h2>Infrastructure failures</h2>",
+            '<p class="caption">Attempts the harness ended (infra_error: grader, sandbox, '
+            "engine or driver upstream): not agent results, left out of every statistic. "
+            "<code>autorl campaign run FILE --resume</code> runs such a cell again as a new "
+            "attempt; the earlier run directory is kept.</p>",
+            _table(infra, "infra-errors"),
+        ]
     if comparison.groups:
         parts += [
             "<h2>Groups</h2>",
             '<p class="caption">A group is the cells that differ only in seed and replicate. '
-            "improvement = best score - baseline. "
+            f"{e(display.score_caption(comparison))}. "
             f"Noise rule: {e(display.NOISE_RULE)}.</p>",
             _table(display.groups_rows(comparison), "groups"),
         ]
@@ -108,8 +120,9 @@ def render_page(
         if scaling:
             parts += [
                 "<h2>Scaling curves</h2>",
-                '<p class="caption">Best-so-far improvement (0 before the first valid '
-                "submission), mean over each group's cells on a common grid, band: CI.</p>",
+                '<p class="caption">Best-so-far improvement of the scores the agent saw (dev '
+                "under sealed; 0 before the first valid submission), mean over each group's "
+                "cells on a common grid, band: CI.</p>",
             ]
             parts += [_figure(stem, *figures[stem]) for stem in scaling]
     parts.append("<h2>Cells</h2>")
@@ -117,7 +130,19 @@ def render_page(
     shown = [c for c in ("cell_id", "group", "status", "seed", "replicate") if c in cells]
     shown += [
         c
-        for c in ("baseline", "best", "improvement", "noise_floor", "clears_noise", "error")
+        for c in (
+            "protocol",
+            "baseline",
+            "score",
+            "score_se",
+            "best",
+            "improvement",
+            "selection_gap",
+            "noise_floor",
+            "clears_noise",
+            "end_reason",
+            "error",
+        )
         if c in cells
     ]
     parts.append(_table(cells[shown] if shown else cells, "cells"))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from autorl_campaign.analysis import Comparison
@@ -16,10 +17,11 @@ from autorl_campaign.views import display
 def _table(title: str, rows: pd.DataFrame, caption: str = "") -> Table:
     table = Table(title=title, caption=caption or None, title_justify="left", show_lines=False)
     for column in rows.columns:
-        numeric = column not in {"group", "A", "B", "differs in", "note", "scaffold", "driver"}
+        text = {"group", "A", "B", "differs in", "note", "scaffold", "driver", "cell", "run"}
+        numeric = column not in text | {"cause", "cell now"}
         table.add_column(str(column), justify="right" if numeric else "left", overflow="fold")
     for row in rows.itertuples(index=False):
-        table.add_row(*(str(v) for v in row))
+        table.add_row(*(escape(str(v)) for v in row))
     return table
 
 
@@ -35,15 +37,27 @@ def print_comparison(
     console.print(f"[bold]{name}[/bold]: {counts or 'no cells'}")
     if comparison.legend():
         console.print(comparison.legend())
+    if comparison.protocol:
+        console.print(f"protocol: {comparison.protocol}")
     for note in comparison.notes:
-        console.print(f"[yellow]note:[/yellow] {note}")
+        console.print(f"[yellow]note:[/yellow] {escape(note)}")
+    infra = display.infra_rows(comparison)
+    if not infra.empty:
+        console.print(
+            _table(
+                "Infrastructure failures (infra_error: not agent results, left out)",
+                infra,
+                "`autorl campaign run FILE --resume` runs an infra_error cell again as a new "
+                "attempt; the earlier run directory is kept",
+            )
+        )
     if not comparison.groups:
         return
     console.print(
         _table(
             "Groups (cells differing only in seed/replicate)",
             display.groups_rows(comparison),
-            "improvement = best score - baseline; noise floor: " + display.NOISE_RULE,
+            display.score_caption(comparison) + "; noise floor: " + display.NOISE_RULE,
         )
     )
     console.print(_table("Evaluation noise per task and model", display.noise_rows(comparison)))
