@@ -188,6 +188,33 @@ class EgressConfig(BaseModel):
         return value
 
 
+class ScoringConfig(BaseModel):
+    """How a run's score is measured (docs/scoring.md): which split the agent's feedback comes
+    from and which one the reported number is on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    protocol: Literal["sealed", "reference"] = Field(
+        "sealed",
+        description="sealed: every submission is scored on a dev split (the agent's feedback), "
+        "and after the agent's phase the selected checkpoint on a sealed test split (the run's "
+        "score); reference: the paper's protocol, every submission on the whole held-out split, "
+        "the best reported.",
+    )
+    test_all: bool = Field(
+        False,
+        description="sealed only: also score every scored submission on test after the agent's "
+        "phase (the best on test and the oracle gap), at the cost of more evaluations.",
+    )
+    test_share: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="The share of the held-out split sealed as test; None: the task's default "
+        "(PreparedTask.test_share, 0.5 unless the task says otherwise).",
+    )
+
+
 class RunConfig(BaseModel):
     """Everything that defines a run; stored resolved in the manifest."""
 
@@ -203,6 +230,7 @@ class RunConfig(BaseModel):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     grader: GraderConfig = Field(default_factory=GraderConfig)
     egress: EgressConfig = Field(default_factory=EgressConfig)
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     reports: list[str] = Field(default_factory=lambda: ["basic", "analysis"])
     runs_dir: Path = Path("runs")
     run_id: str | None = None

@@ -50,6 +50,12 @@ class PreparedTask:
     kit_requires: tuple[str, ...] = ()
     """Distributions the kit imports beyond the training stack (``rank-bm25``...): the agent
     runtime gets them (and their dependencies), copied from the harness's environment."""
+    test_share: float = 0.5
+    """The share of the held-out split sealed as ``test`` under the ``sealed`` protocol (the
+    rest is ``dev``, the agent's feedback); ``scoring.test_share`` overrides it."""
+    test_path: Path | None = None
+    """A sealed test split the task ships itself (JSON lines, beside its own files as
+    ``eval_path`` is); None: the engine splits ``eval_path`` (docs/scoring.md)."""
 
 
 @dataclass(frozen=True)

@@ -69,9 +69,20 @@ class AgentPhase:
         self.state_dir = state_dir_for(run_dir)
         self.events = events
         self.console = console
+        self.service: Any = None
+        """The grading service, kept after the phase: it holds the selection candidates'
+        graded directories until :meth:`release`."""
 
-    def run(self, baseline_score: float) -> tuple[float | None, dict[str, Any]]:
-        """Serve, launch, supervise, stop, drain; the best score and what ``run.json`` gets."""
+    def release(self) -> None:
+        """Delete the candidates' graded directories (after the sealed evaluation)."""
+        if self.service is not None:
+            self.service.release()
+
+    def run(self, baseline_score: float) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Serve, launch, supervise, stop, drain; the selection (the service's: what the
+        sealed evaluation scores) and what ``run.json`` gets. ``infra_cause`` in the latter
+        when the harness, not the agent, ended the phase badly (a drain that timed out, a
+        driver upstream that stayed down)."""
         console, events = self.console, self.events
         cfg = self.config
         build_workspace(self.workspace, self.setup.prepared, self.setup.model_info.path)
@@ -107,7 +118,9 @@ class AgentPhase:
             run_id=self.run_id,
             keep_checkpoints=cfg.keep_checkpoints,
             tokenizer=cfg.grader.tokenizer,
+            keep_scored=cfg.scoring.protocol == "sealed" and cfg.scoring.test_all,
         )
+        self.service = service
         server = grader.serve(
             service,
             token=token,
@@ -130,6 +143,8 @@ class AgentPhase:
                 max_submissions=cfg.budget.max_submissions,
                 grader_url=server.url,
                 has_kit=self.setup.prepared.kit_dir is not None,
+                protocol=cfg.scoring.protocol,
+                split_sizes=self.setup.split_sizes,
             )
             (self.workspace / "instructions.md").write_text(text)
             info = self._supervise(
@@ -147,7 +162,11 @@ class AgentPhase:
             # every evaluation has a deadline; the drain is bounded by them all the same
             bound = service.pending() * (self.scorer.deadline_s() + 60.0) + 120.0
             if not service.drain(bound):
-                events.warning("drain_timeout", seconds=round(bound), pending=service.pending())
+                pending = service.pending()
+                events.warning("drain_timeout", seconds=round(bound), pending=pending)
+                info["infra_cause"] = (
+                    f"drain_timeout: {pending} evaluation(s) still pending after {bound:.0f} s"
+                )
             service.finalize("the run ended before this submission's evaluation finished")
         finally:
             if gateway is not None:
@@ -161,7 +180,7 @@ class AgentPhase:
             if self.state_dir != self.run_dir / "sandbox":
                 shutil.rmtree(self.state_dir, ignore_errors=True)
         history.snapshot("end of run")
-        return service.best_score(), info
+        return service.selection(), info
 
     def _gpu_meter(self, clock: BudgetClock) -> Any:
         """The agent's GPU-hours, metered from the moment its clock starts (``limits.gpus``)."""
@@ -377,10 +396,17 @@ class AgentPhase:
             exit_code = code
         driver_usage = gateway.budget.spend() if gateway is not None else None
         health = gateway.health.snapshot() if gateway is not None else None
+        infra_cause = None
         if driver_usage and driver_usage["exhausted"] and end_reason == "agent_exit":
             end_reason = driver_usage["exhausted"]  # the agent stopped because its model did
         elif health and health["down"] and end_reason in ("agent_exit", "deadline"):
-            end_reason = "driver_unavailable"  # its model provider was down when it stopped
+            # its model provider was down when it stopped: the harness's side, not the agent's
+            end_reason = "infra_error"
+            infra_cause = (
+                f"driver_unavailable: the driver's upstream was down when the agent stopped "
+                f"({health['failed']} call(s) failed, the last {health['consecutive_failures']} "
+                "in a row)"
+            )
             events.warning("driver_unavailable", **health)
             console.print(
                 f"[bold red]the driver's upstream was down when the agent stopped: "
@@ -403,6 +429,8 @@ class AgentPhase:
             "budget_seconds": cfg.budget.wall_seconds,
             "sandbox": {"name": cfg.sandbox, **sandbox_usage},
         }
+        if infra_cause is not None:
+            info["infra_cause"] = infra_cause
         if meter is not None:
             info["gpu_usage"] = meter.snapshot()
         if clock.credited:

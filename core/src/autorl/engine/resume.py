@@ -5,7 +5,9 @@ over; what the run still owes is the grading of what the agent submitted. From t
 records: the manifest gives the config, ``submissions.jsonl`` every submission's last status.
 Final ones keep their recorded scores (never re-evaluated); ``queued`` and ``evaluating`` ones
 are evaluated from the harness's copy; ``received`` ones (their copy may be partial) are taken
-in again from the workspace. Then the reports, and the results store, as a run ending
+in again from the workspace. Then the sealed evaluation (``sealed`` protocol: the selected
+checkpoint and the baseline on the test split, which the original run had not done, since
+its run.json never said ``completed``), the reports, and the results store, as a run ending
 normally would. The task's eval split and the base model must hash as they did: a resumed run
 is graded on exactly the data and model of the original.
 """
@@ -28,7 +30,7 @@ from autorl.engine.records_io import (
     utc_now,
     write_json,
 )
-from autorl.engine.run import Run, RunOutcome
+from autorl.engine.run import Run, RunOutcome, empty_scoring, sealed_scoring
 from autorl.engine.scoring import Scorer
 from autorl.engine.setup import Setup, prepare, resolve
 from autorl.errors import AutorlError, ConfigError
@@ -82,8 +84,11 @@ def resume_run(run_dir: Path, registry: Registry | None = None, quiet: bool = Fa
             f"run {run_dir.name} already completed: nothing to resume",
             hint=f"re-render its report with `autorl report {run_dir}`",
         )
+    recorded = dict(manifest["config"])
+    # a run from before the sealed protocol was graded the reference way, and is finished so
+    recorded.setdefault("scoring", {"protocol": "reference"})
     config = RunConfig.model_validate(
-        {**manifest["config"], "run_id": run_dir.name, "runs_dir": run_dir.parent}
+        {**recorded, "run_id": run_dir.name, "runs_dir": run_dir.parent}
     )
     engine = Run(config, registry=registry, quiet=quiet)
     with RunConsole(quiet=quiet) as console:
@@ -103,6 +108,7 @@ def _finish_agentless(
         "agent_exit_code": None,
         "agent_seconds": _agent_seconds(run_dir / "events.jsonl"),
         "budget_seconds": engine.config.budget.wall_seconds,
+        "scoring": empty_scoring(engine.config.scoring.protocol),
     }
     outcome: RunOutcome | None = None
     setup: Setup | None = None
@@ -111,7 +117,9 @@ def _finish_agentless(
         console.print(f"resuming run [bold]{engine.run_id}[/]: the agent phase is over")
         setup = prepare(engine.config, engine.registry, parts, console, run_dir)
         recorded = manifest.get("hashes") or {}
-        changed = [k for k in ("eval", "base_model") if recorded.get(k) != setup.hashes.get(k)]
+        changed = [
+            k for k in ("eval", "test", "base_model") if recorded.get(k) != setup.hashes.get(k)
+        ]
         if changed:
             raise ConfigError(
                 f"cannot resume {engine.run_id}: the {' and '.join(changed)} no longer hash(es) "
@@ -128,11 +136,26 @@ def _finish_agentless(
             timeout_margin_s=engine.config.grader.eval_timeout_margin_s,
         )
         baseline = _read(run_dir / "baseline.json") or scorer.baseline()
-        best, resumed = _grade_pending(engine, setup, scorer, events, console, baseline["score"])
-        outcome = RunOutcome(
-            engine.run_id, run_dir, float(baseline["score"]), best, "harness_stopped"
-        )
+        service, resumed = _grade_pending(engine, setup, scorer, events, console, baseline["score"])
         run_info.update(status="completed", resumed={"at": utc_now(), "evaluated": resumed})
+        try:
+            selection = service.selection()
+            block = sealed_scoring(
+                scorer, selection, baseline, engine.config, events, console, run_info
+            )
+        finally:
+            service.release()
+        outcome = RunOutcome(
+            engine.run_id,
+            run_dir,
+            float(baseline["score"]),
+            selection.get("best_dev"),
+            run_info["end_reason"],
+            score=block.get("score"),
+            score_se=block.get("score_se"),
+            score_baseline=block.get("baseline"),
+            protocol=engine.config.scoring.protocol,
+        )
     except AutorlError as exc:
         run_info["error"] = str(exc)
         events.warning("run_failed", error=str(exc))
@@ -152,7 +175,9 @@ def _grade_pending(
     events: EventLog,
     console: RunConsole,
     baseline_score: float,
-) -> tuple[float | None, list[int]]:
+) -> tuple[Any, list[int]]:
+    """The service after grading what was pending (it keeps the selection's candidates),
+    and the ids it graded."""
     run_dir = engine.run_dir
     history = CodeHistory(run_dir / "code-history.git", engine.workspace / "code")
 
@@ -175,6 +200,7 @@ def _grade_pending(
         run_id=engine.run_id,
         keep_checkpoints=engine.config.keep_checkpoints,
         tokenizer=engine.config.grader.tokenizer,
+        keep_scored=engine.config.scoring.protocol == "sealed" and engine.config.scoring.test_all,
     )
     try:
         resumed = service.restore(read_submission_log(run_dir / "submissions.jsonl"))
@@ -186,4 +212,4 @@ def _grade_pending(
     finally:
         service.close()
     history.snapshot("resumed")
-    return service.best_score(), resumed
+    return service, resumed

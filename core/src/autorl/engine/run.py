@@ -1,10 +1,14 @@
-"""One run, end to end: resolve, prepare, baseline, the agent phase, finish.
+"""One run, end to end: resolve, prepare, baseline, the agent phase, the sealed evaluation,
+finish.
 
 Each phase has a module and owns its state: :mod:`.setup` (components, then the prepared task,
 model, runtime, evaluator and contract), :mod:`.scoring` (baseline and submissions),
 :mod:`.agent_phase` (services, sandbox, supervision), :mod:`.finish` (integrity, reports,
 observers). Final scores come only from the harness's own records (the submissions log in the
-run directory, outside the workspace), never from files the agent could write.
+run directory, outside the workspace), never from files the agent could write. Under the
+``sealed`` protocol the run's score is the selected checkpoint's score on the sealed test split,
+evaluated after the agent's phase (docs/scoring.md); a run the harness failed ends
+``infra_error`` with its cause, never as the agent's result.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from autorl.engine.agent_phase import AgentPhase
 from autorl.engine.console import RunConsole
 from autorl.engine.finish import finish, observed
 from autorl.engine.records_io import EventLog, utc_now, write_json
-from autorl.engine.scoring import Scorer
+from autorl.engine.scoring import Scorer, SealedScoringError, final_scoring
 from autorl.engine.setup import Components, Setup, prepare, resolve, resolve_model, write_manifest
 from autorl.errors import AutorlError, ConfigError
 from autorl.events import RunStartEvent
@@ -35,15 +39,91 @@ __all__ = ["Run", "RunOutcome", "resolve_model", "resume", "run"]
 
 @dataclass(frozen=True)
 class RunOutcome:
+    """What a run returns. ``baseline_score`` and ``best_score`` are on the split the agent's
+    submissions were scored on (dev under ``sealed``); ``score`` is the run's score (the
+    selected checkpoint's sealed test score; the best under ``reference``) and
+    ``score_baseline`` the baseline on the same split."""
+
     run_id: str
     run_dir: Path
     baseline_score: float
     best_score: float | None
     end_reason: str
+    score: float | None = None
+    score_se: float | None = None
+    score_baseline: float | None = None
+    protocol: str = "reference"
 
     @property
     def improvement(self) -> float | None:
-        return None if self.best_score is None else self.best_score - self.baseline_score
+        """The run's improvement: its score minus the baseline on the score's split."""
+        if self.score is None:
+            return None
+        base = self.baseline_score if self.score_baseline is None else self.score_baseline
+        return self.score - base
+
+
+def empty_scoring(protocol: str, **fields: Any) -> dict[str, Any]:
+    """run.json's ``scoring`` block of a run that has no score (yet): readers see its protocol
+    (a run without the block is read as ``reference``)."""
+    return {
+        "protocol": protocol,
+        "selection": {"submission_id": None, "rule": "none"},
+        "score": None,
+        "score_se": None,
+        "baseline": None,
+        "improvement": None,
+        **fields,
+    }
+
+
+def sealed_scoring(
+    scorer: Scorer,
+    selection: dict[str, Any],
+    baseline: dict[str, Any],
+    config: RunConfig,
+    events: EventLog,
+    console: RunConsole,
+    run_info: dict[str, Any],
+) -> dict[str, Any]:
+    """After the agent's phase: the selected checkpoint (and the baseline) on the sealed test
+    split under ``sealed``, the best under ``reference``; the block goes into ``run_info``. A
+    sealed evaluation that fails ends the run ``infra_error``."""
+    protocol = config.scoring.protocol
+    if protocol == "sealed":
+        sid, rule = selection.get("submission_id"), selection.get("rule")
+        chosen = f"submission {sid} ({rule})" if sid is not None else "no scored submission"
+        console.print(f"sealed evaluation on the test split: {chosen} and the baseline")
+    try:
+        block = final_scoring(
+            scorer,
+            selection,
+            baseline,
+            protocol=protocol,
+            test_all=config.scoring.test_all,
+            on_event=events.info,
+        )
+    except SealedScoringError as exc:
+        cause = str(exc)
+        events.warning("sealed_evaluation_failed", error=cause)
+        console.print(f"[bold red]{cause}: the run ends infra_error[/]")
+        run_info.update(end_reason="infra_error", infra_cause=cause)
+        block = empty_scoring(
+            protocol,
+            selection={"submission_id": selection.get("submission_id"),
+                       "rule": selection.get("rule", "none")},
+            error=cause,
+        )  # fmt: skip
+    run_info["scoring"] = block
+    if block.get("score") is not None:
+        where = "sealed test" if protocol == "sealed" else "held-out"
+        gap = block.get("selection_gap")
+        console.print(
+            f"score ({where}, {protocol}): [bold]{block['score']:.2f}[/]"
+            f" (SE {block.get('score_se')}), baseline {block['baseline']:.2f}"
+            + (f"; selection gap (dev - test) {gap:+.2f}" if gap is not None else "")
+        )
+    return block
 
 
 def _new_run_id(config: RunConfig) -> str:
@@ -79,9 +159,16 @@ class Run:
             )
         self.run_dir.mkdir(parents=True)
         events = EventLog(self.run_dir / "events.jsonl")
-        run_info: dict[str, Any] = {"status": "failed", "started": utc_now(), "end_reason": "error"}
+        protocol = self.config.scoring.protocol
+        run_info: dict[str, Any] = {
+            "status": "failed",
+            "started": utc_now(),
+            "end_reason": "error",
+            "scoring": empty_scoring(protocol),
+        }
         outcome: RunOutcome | None = None
         config_json = self.config.model_dump(mode="json")
+        agent_phase_started = False
         try:
             events.info("run_created", run_id=self.run_id, config=config_json)
             self.setup = setup = prepare(self.config, self.registry, parts, console, self.run_dir)
@@ -117,22 +204,44 @@ class Run:
                 events=events,
                 console=console,
             )
-            best, agent_info = phase.run(baseline["score"])
+            agent_phase_started = True
+            try:
+                selection, agent_info = phase.run(baseline["score"])
+                run_info.update(agent_info, status="completed")
+                if "infra_cause" in agent_info:  # the harness's side failed, not the agent
+                    run_info.update(
+                        end_reason="infra_error", agent_end_reason=agent_info["end_reason"]
+                    )
+                block = sealed_scoring(
+                    scorer, selection, baseline, self.config, events, console, run_info
+                )
+            finally:
+                phase.release()
             outcome = RunOutcome(
-                self.run_id, self.run_dir, baseline["score"], best, agent_info["end_reason"]
+                self.run_id,
+                self.run_dir,
+                baseline["score"],
+                selection.get("best_dev"),
+                run_info["end_reason"],
+                score=block.get("score"),
+                score_se=block.get("score_se"),
+                score_baseline=block.get("baseline"),
+                protocol=protocol,
             )
-            run_info.update(agent_info, status="completed")
         except KeyboardInterrupt:
             run_info.update(status="interrupted", end_reason="interrupted")
             events.warning("run_interrupted")
             raise
         except AutorlError as exc:
             run_info["error"] = str(exc)
+            if agent_phase_started:  # not a config error: the harness failed mid-run
+                run_info.update(end_reason="infra_error", infra_cause=str(exc)[:500])
             events.warning("run_failed", error=str(exc))
             raise
         except Exception as exc:
             run_info["error"] = f"{type(exc).__name__}: {exc}"
-            events.warning("run_failed", error=run_info["error"])
+            run_info.update(end_reason="infra_error", infra_cause=run_info["error"][:500])
+            events.warning("run_failed", error=run_info["error"], infra=True)
             raise
         finally:
             run_info["ended"] = utc_now()

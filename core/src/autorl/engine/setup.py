@@ -6,21 +6,27 @@ The task prepares into a cache keyed by its name, version, seed and options
 run directory (:data:`PINNED_DIR`, outside the workspace) is what the workspace's ``data/`` is
 copied from, what is hashed into the manifest and what every evaluation reads, so nothing that
 happens to the cache later (another seed prepared, a task rewriting its files) reaches the run.
+
+Under the ``sealed`` scoring protocol (docs/scoring.md) pinning also splits the held-out file in
+two, deterministically (:func:`split_heldout`): ``eval/`` keeps the ``dev`` part (what every
+evaluation during the agent's phase reads) and ``sealed/`` gets the ``test`` part, which nothing
+opens before the agent's phase has ended.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from autorl.config import RunConfig
-from autorl.digest import file_digest
+from autorl.config import RunConfig, ScoringConfig
+from autorl.digest import file_digest, json_digest
 from autorl.engine.console import RunConsole
 from autorl.engine.records_io import utc_now, write_json
 from autorl.errors import AutorlError, ConfigError
@@ -40,8 +46,13 @@ where from). The egress component is the one named like the run's ``[egress] pol
 
 PINNED_DIR = "task-data"
 """The run's copy of its splits, in the run directory: ``eval/`` (the directory holding the eval
-split, copied whole: tasks refer to files next to it), ``train/`` (the train files) and
-``pinned.json`` (their names, written last: a copy without it never finished)."""
+split, copied whole: tasks refer to files next to it; under ``sealed`` its eval file holds the
+dev part only), ``sealed/`` (``sealed`` only: the test part under the eval file's name, beside
+links to everything else in ``eval/`` so relative paths resolve), ``train/`` (the train files)
+and ``pinned.json`` (their names, written last: a copy without it never finished)."""
+SEALED_DIR = "sealed"
+SPLIT_SALT = "autorl-heldout-split"
+"""Each held-out line's place in the split is sha256(f"{SPLIT_SALT}|{task}|{line}")."""
 MAX_PINNED_BYTES = 4 * 1024**3
 """The most a run copies to pin its eval split's directory."""
 
@@ -84,6 +95,8 @@ class Setup:
     hashes: dict[str, str]
     grader: Any
     """The grading component that fingerprinted the base model (and checks it at the end)."""
+    split_sizes: dict[str, int] = field(default_factory=dict)
+    """``{"dev": n, "test": n}`` under ``sealed``; empty under ``reference``."""
 
 
 def resolve_model(registry: Registry, name: str) -> Any:
@@ -169,8 +182,10 @@ def prepare(
     )
     if any(p.resolve() == prepared.eval_path.resolve() for p in prepared.train_files):
         raise AutorlError(f"task {task.name!r} lists its eval split as a train file")
+    pinned_record: dict[str, Any] = {}
     if run_dir is not None:
-        prepared = pin_splits(prepared, run_dir, task.name)
+        prepared = pin_splits(prepared, run_dir, task.name, config.scoring)
+        pinned_record = pinned_info(run_dir)
     stage("model")
     model_info = parts.model.materialize(cache_dir("models"))
     stage("evaluator")
@@ -202,41 +217,131 @@ def prepare(
         hashes={
             "train": file_digest(prepared.train_files),
             "eval": split_digest(prepared.eval_path),
+            **({"test": pinned_record["test_digest"]} if pinned_record.get("test_digest") else {}),
             "base_model": base_hash,
             "base_model_files": base_tree_hash,
         },
         grader=parts.grader,
+        split_sizes=dict(pinned_record.get("split_sizes") or {}),
     )
 
 
-def pin_splits(prepared: PreparedTask, run_dir: Path, task: str) -> PreparedTask:
+def pin_splits(
+    prepared: PreparedTask, run_dir: Path, task: str, scoring: ScoringConfig | None = None
+) -> PreparedTask:
     """The prepared task with its eval split and train files replaced by the run's own copy in
-    ``run_dir/task-data`` (made now, or kept as it is when a resumed run already has one)."""
+    ``run_dir/task-data`` (made now, or kept as it is when a resumed run already has one).
+
+    Under ``scoring.protocol == "sealed"`` the returned ``eval_path`` is the dev part and
+    ``test_path`` the sealed test part (a path only: the file is not opened here). ``scoring``
+    None means ``reference`` (nothing split), as do run directories pinned before the split."""
     pinned = run_dir / PINNED_DIR
     record = pinned / "pinned.json"
     if not record.is_file():
-        _copy_splits(prepared, pinned, task)
+        _copy_splits(prepared, pinned, task, scoring)
     try:
         names = json.loads(record.read_text(encoding="utf-8"))
         eval_path = pinned / "eval" / str(names["eval"])
         train_files = tuple(pinned / "train" / str(name) for name in names["train"])
+        sealed = names.get("sealed")
+        test_path = pinned / SEALED_DIR / str(sealed) if sealed else None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise AutorlError(
             f"the run's pinned task data {record} is unreadable ({exc})",
             hint="the run directory was changed by hand: start a new run",
         ) from None
-    missing = [p for p in (eval_path, *train_files) if not p.exists()]
+    # the sealed file's existence is checked without opening it
+    missing = [p for p in (eval_path, *train_files, test_path) if p and not p.exists()]
     if missing:
         raise AutorlError(
             f"the run's pinned task data is incomplete: {missing[0]} is missing",
             hint="the run directory was changed by hand: start a new run",
         )
-    return replace(prepared, eval_path=eval_path, train_files=train_files)
+    return replace(prepared, eval_path=eval_path, train_files=train_files, test_path=test_path)
 
 
-def _copy_splits(prepared: PreparedTask, pinned: Path, task: str) -> None:
-    """Copy the eval split's directory and the train files, then write ``pinned.json`` and move
-    the whole copy into place, so a half-made copy is never taken for the run's."""
+def pinned_info(run_dir: Path) -> dict[str, Any]:
+    """What ``pinned.json`` records about the split: ``protocol``, ``split_sizes``,
+    ``test_digest`` (all absent for a run pinned before the split: read as ``reference``)."""
+    try:
+        data = json.loads((run_dir / PINNED_DIR / "pinned.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def split_heldout(data: bytes, task: str, share: float) -> tuple[bytes, bytes, int, int]:
+    """``(dev, test, n_dev, n_test)`` of a JSON-lines file: each non-blank line's key is
+    sha256(``"autorl-heldout-split|<task>|" + line``); the first ``round(n * share)`` lines by
+    key (at least 1, at most n - 1) are test, the rest dev; each part keeps the file's order.
+    Deterministic and independent of the seed, so every run of a task on the same held-out
+    data seals the same examples (and the baseline's cache entry is shared)."""
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    n = len(lines)
+    if n < 2:
+        raise ConfigError(
+            f"task {task!r}: its held-out split has {n} example(s); the sealed protocol needs "
+            "at least 2 (one dev, one test)",
+            hint='use a larger eval_size, or [scoring] protocol = "reference" in a --config file',
+        )
+    salt = f"{SPLIT_SALT}|{task}|".encode()
+    order = sorted(range(n), key=lambda i: (hashlib.sha256(salt + lines[i]).digest(), i))
+    n_test = min(max(round(n * share), 1), n - 1)
+    test = set(order[:n_test])
+    dev_lines = [line for i, line in enumerate(lines) if i not in test]
+    test_lines = [line for i, line in enumerate(lines) if i in test]
+    return b"\n".join(dev_lines) + b"\n", b"\n".join(test_lines) + b"\n", n - n_test, n_test
+
+
+def _bytes_digest(name: str, data: bytes) -> str:
+    """:func:`autorl.digest.file_digest` of a file named ``name`` holding ``data``, computed
+    from the bytes being written (so hashing the sealed split never opens it)."""
+    return json_digest([[name, hashlib.sha256(data).hexdigest()]])
+
+
+def _seal(
+    prepared: PreparedTask, staging: Path, task: str, scoring: ScoringConfig
+) -> dict[str, Any]:
+    """Split the staged eval file into dev (in place) and test (``sealed/``); the record's
+    fields for ``pinned.json``."""
+    name = Path(prepared.eval_path).name
+    eval_file = staging / "eval" / name
+    share = scoring.test_share if scoring.test_share is not None else prepared.test_share
+    if not 0 < share < 1:
+        raise ConfigError(
+            f"task {task!r}: test_share {share} is not between 0 and 1",
+            hint="set scoring.test_share (or the task's PreparedTask.test_share) in (0, 1)",
+        )
+    if prepared.test_path is not None:  # the task ships its own sealed split
+        sealed_name = Path(prepared.test_path).name
+        test = Path(prepared.test_path).read_bytes()
+        dev = eval_file.read_bytes()
+        n_dev = sum(1 for line in dev.split(b"\n") if line.strip())
+        n_test = sum(1 for line in test.split(b"\n") if line.strip())
+    else:
+        sealed_name = name
+        dev, test, n_dev, n_test = split_heldout(eval_file.read_bytes(), task, share)
+        eval_file.write_bytes(dev)
+    sealed = staging / SEALED_DIR
+    sealed.mkdir()
+    (sealed / sealed_name).write_bytes(test)
+    for entry in (staging / "eval").iterdir():  # relative paths (ALFWorld's games) resolve
+        if entry.name not in (name, sealed_name):
+            (sealed / entry.name).symlink_to(Path("..") / "eval" / entry.name)
+    return {
+        "sealed": sealed_name,
+        "test_share": share,
+        "split_sizes": {"dev": n_dev, "test": n_test},
+        "test_digest": _bytes_digest(sealed_name, test),
+    }
+
+
+def _copy_splits(
+    prepared: PreparedTask, pinned: Path, task: str, scoring: ScoringConfig | None = None
+) -> None:
+    """Copy the eval split's directory and the train files (and seal the test part), then write
+    ``pinned.json`` and move the whole copy into place, so a half-made copy is never taken for
+    the run's."""
     source = Path(prepared.eval_path).parent
     size = _tree_bytes(source, MAX_PINNED_BYTES)
     if size > MAX_PINNED_BYTES:
@@ -254,12 +359,16 @@ def _copy_splits(prepared: PreparedTask, pinned: Path, task: str) -> None:
     (staging / "train").mkdir()
     for src in prepared.train_files:
         shutil.copyfile(src, staging / "train" / Path(src).name)
-    names = {
+    protocol = scoring.protocol if scoring is not None else "reference"
+    names: dict[str, Any] = {
         "eval": Path(prepared.eval_path).name,
         "train": [Path(p).name for p in prepared.train_files],
         "source": str(source),
         "pinned": utc_now(),
+        "protocol": protocol,
     }
+    if protocol == "sealed":
+        names.update(_seal(prepared, staging, task, scoring))  # type: ignore[arg-type]
     write_json(staging / "pinned.json", names)
     os.replace(staging, pinned)
 
@@ -345,6 +454,8 @@ def write_manifest(
                 "contract": setup.contract_ref,
                 "cache_key": task_cache_key(config.seed, config.task_options),
                 "eval_path": _shown(prepared.eval_path, run_dir),
+                "protocol": config.scoring.protocol,
+                **({"split_sizes": setup.split_sizes} if setup.split_sizes else {}),
             },
             "model": {"name": config.model, "path": str(setup.model_info.path)},
             "sandbox": sandbox_info(config, parts.sandbox),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from autorl.types import PreparedTask
@@ -64,8 +65,11 @@ def instructions(
     max_submissions: int,
     grader_url: str,
     has_kit: bool,
+    protocol: str = "sealed",
+    split_sizes: Mapping[str, int] | None = None,
 ) -> str:
-    """The agent's rules and the grading API, generated from the run's real settings."""
+    """The agent's rules and the grading API, generated from the run's real settings; under
+    ``sealed`` they say that the scores it reads are dev scores and how its score is made."""
     minutes = budget_seconds / 60
     kit = (
         "- `kit/autorl_kit.py`: the task's train-split loader and train-time reward "
@@ -73,10 +77,44 @@ def instructions(
         if has_kit
         else ""
     )
+    sizes = dict(split_sizes or {})
+    if protocol == "sealed":
+        dev = f" ({sizes['dev']} examples)" if "dev" in sizes else ""
+        test = f" ({sizes['test']} examples)" if "test" in sizes else ""
+        goal = (
+            f"Improve the base model's **{metric}** on held-out data that you cannot see. It is\n"
+            f"split in two: a **dev** split{dev}, on which every submission is scored (the "
+            "scores\nyou read), and a sealed **test** split" + test + ", used once, after your "
+            "time is up."
+        )
+        scoring = """## Your score
+Your run's score is the **sealed test score of one selected checkpoint**: the submission you
+declare final (`"final": true` on `POST /submit`, or `POST /final`), if it is scored; if you
+declare none (or it failed), the one with the best dev score (ties: the later). After your
+phase the grader evaluates that checkpoint and the base model on the test split, which no
+submission is scored on before and no answer reports. The gap between the selected
+checkpoint's dev and test scores is reported too: climbing the dev split does not pay.
+"""
+        final_api = (
+            '- `POST /final` with JSON `{"submission_id": 3}`: declare an earlier submission '
+            "your final checkpoint\n  (it must exist and not have failed; the last declaration "
+            "counts).\n"
+        )
+        scores = "dev score"
+    else:
+        goal = (
+            f"Improve the base model's **{metric}** on a held-out evaluation split that you "
+            "cannot see."
+        )
+        scoring = (
+            "Your score is the best score among your valid submissions, measured by the grader.\n"
+        )
+        final_api = ""
+        scores = "score"
     return f"""# Instructions
 
 You are post-training a language model for the task **{task}** (see `description.md`).
-Improve the base model's **{metric}** on a held-out evaluation split that you cannot see.
+{goal}
 
 ## Budget
 - Wall clock: **{minutes:.1f} minutes** ({budget_seconds:.0f} s) from your start. At the deadline
@@ -94,13 +132,15 @@ Improve the base model's **{metric}** on a held-out evaluation split that you ca
 
 ## Grading API
 Base URL in `$AUTORL_GRADER_URL` (now {grader_url}); send `Authorization: Bearer $AUTORL_TOKEN`.
-- `POST /submit` with JSON `{{"model_path": "output/v1", "wait": true}}`: evaluate a checkpoint.
+- `POST /submit` with JSON `{{"model_path": "output/v1", "wait": true}}`: evaluate a checkpoint;
+  add `"final": true` to declare it your final one.
   A checkpoint is a full model directory (`model.save_pretrained` + `tokenizer.save_pretrained`)
   or a PEFT LoRA adapter directory (merged onto the base model by the grader).
-- `GET /submissions`, `GET /submissions/{{id}}`: status (`received`: being copied and checked,
-  `queued`, `evaluating`, `scored`, `failed`, `duplicate`), score, baseline score, improvement,
-  reason. A checkpoint far larger than the base model is refused unread.
-- `GET /budget`: time left, submissions used, warnings.
+{final_api}- `GET /submissions`, `GET /submissions/{{id}}`: status (`received`: being copied and
+  checked, `queued`, `evaluating`, `scored`, `failed`, `duplicate`), {scores}, baseline score,
+  improvement, reason, `final` (whether it is your declared final one). A checkpoint far larger
+  than the base model is refused unread.
+- `GET /budget`: time left, submissions used, warnings, `final` (the declared submission).
 - `GET /health`; the schema at `/openapi.json`.
 
 Example:
@@ -108,5 +148,4 @@ Example:
     curl -s -X POST "$AUTORL_GRADER_URL/submit" -H "Authorization: Bearer $AUTORL_TOKEN" \\
          -H 'Content-Type: application/json' -d '{{"model_path": "output/v1", "wait": true}}'
 
-Your score is the best score among your valid submissions, measured by the grader.
-"""
+{scoring}"""

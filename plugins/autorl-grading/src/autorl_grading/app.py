@@ -35,6 +35,17 @@ class SubmitBody(BaseModel):
         description="Checkpoint directory under output/, relative to the workspace.",
     )
     wait: bool = Field(False, description="Block until the evaluation is final.")
+    final: bool = Field(
+        False,
+        description="Declare this submission your final checkpoint: the one the run's score "
+        "is measured on (a sealed test after your phase), if it is scored.",
+    )
+
+
+class FinalBody(BaseModel):
+    submission_id: int = Field(
+        ..., description="An earlier submission (not failed) to declare your final checkpoint."
+    )
 
 
 def _validation_errors(exc: RequestValidationError) -> list[dict[str, str]]:
@@ -60,8 +71,9 @@ def create_app(
     app = FastAPI(
         title="autorl grading API",
         version="1",
-        description="Submit checkpoints for evaluation on the held-out split; read results "
-        "and the remaining budget. Every endpoint but /health needs the run's bearer token.",
+        description="Submit checkpoints for evaluation on the dev split; declare your final "
+        "one; read results and the remaining budget. Every endpoint but /health needs the "
+        "run's bearer token.",
     )
     app.add_middleware(ContainErrors, what="grading service")  # innermost: the routes' errors
     app.add_middleware(BodyLimit, limit=max_body_bytes)
@@ -98,16 +110,23 @@ def create_app(
     @app.post("/submit", dependencies=[Depends(authorize)], status_code=202)
     def submit(body: SubmitBody, response: Response) -> dict[str, Any]:
         try:
-            result = service.submit(body.model_path, wait=body.wait)
+            result = service.submit(body.model_path, wait=body.wait, final=body.final)
         except SubmissionRefused as exc:
             raise HTTPException(status_code=exc.status_code, detail=exc.detail) from None
         if result["status"] in {"scored", "failed", "duplicate"}:
             response.status_code = 200
         return result
 
+    @app.post("/final", dependencies=[Depends(authorize)])
+    def final(body: FinalBody) -> dict[str, Any]:
+        try:
+            return service.declare_final(body.submission_id)
+        except SubmissionRefused as exc:
+            raise HTTPException(status_code=exc.status_code, detail=exc.detail) from None
+
     @app.get("/submissions", dependencies=[Depends(authorize)])
     def submissions() -> dict[str, Any]:
-        return {"submissions": service.all()}
+        return {"submissions": service.all(), "final": service.final}
 
     @app.get("/submissions/{submission_id}", dependencies=[Depends(authorize)])
     def submission(submission_id: int) -> dict[str, Any]:
@@ -127,6 +146,7 @@ def create_app(
             "max_submissions": service.max_submissions,
             "baseline_score": service.baseline_score,
             "best_score": service.best_score(),
+            "final": service.final,
             "warnings": clock.warnings,
             "evaluation_seconds_excluded": round(clock.credited, 1),
             **clock.usage(),

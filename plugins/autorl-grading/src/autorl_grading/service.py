@@ -6,10 +6,17 @@ thread (cheap checks, the code snapshot); an intake thread then copies, validate
 checkpoint in order, so a huge checkpoint never holds the service's lock and queries stay
 answered. Evaluations run one at a time on a worker thread; they keep running after the
 deadline for submissions received before it.
+
+Selection (docs/scoring.md): the agent may declare its final submission (``final`` on submit,
+or :meth:`GradingService.declare_final`); :meth:`GradingService.selection` names the one the
+harness scores on the sealed test split after the agent's phase. The graded directories of the
+candidates (the declared one, the best on dev; every scored one with ``keep_scored``) are kept
+for that evaluation instead of being deleted after their dev evaluation.
 """
 
 from __future__ import annotations
 
+import json
 import queue
 import shutil
 import threading
@@ -32,6 +39,8 @@ from autorl_grading.checkpoints import (
 from autorl_grading.graded import assemble, check_config
 
 FINAL = {"scored", "failed", "duplicate"}
+FINALS_LOG = "final.jsonl"
+"""The agent's declarations of its final submission, beside the submissions log."""
 
 
 class SubmissionRefused(Exception):
@@ -87,6 +96,7 @@ class GradingService:
         intake_wait_s: float = 2.0,
         base_dir: Path | None = None,
         tokenizer: str = "base",
+        keep_scored: bool = False,
     ) -> None:
         self.workspace = workspace
         self.output_dir = workspace / "output"
@@ -108,6 +118,12 @@ class GradingService:
         """The base model: its config, tokenizer and generation config frame every graded
         directory (``graded.assemble``). None only in tests of the intake alone."""
         self.tokenizer = tokenizer
+        self.keep_scored = keep_scored
+        """Keep every scored submission's graded directory (``scoring.test_all``)."""
+        self._final: int | None = None
+        self._finals: SubmissionLog | None = None
+        self._kept: dict[int, Path] = {}
+        """Graded directories kept after their evaluation, for the sealed one."""
         self._lock = threading.RLock()
         self._submit_lock = threading.Lock()  # one submission at a time; queries never wait on it
         self._closed: str | None = None
@@ -135,6 +151,194 @@ class GradingService:
             scores = [s.score for s in self._subs.values() if s.status == "scored"]
         return max(scores) if scores else None
 
+    @property
+    def final(self) -> int | None:
+        """The submission the agent declared final (None: none declared)."""
+        return self._final
+
+    def _original(self, sid: int | None) -> Submission | None:
+        """The submission ``sid`` stands for: a duplicate's original, else itself."""
+        sub = self._subs.get(sid) if sid is not None else None
+        seen: set[int] = set()
+        while sub is not None and sub.duplicate_of is not None and sub.submission_id not in seen:
+            seen.add(sub.submission_id)
+            sub = self._subs.get(sub.duplicate_of)
+        return sub
+
+    def _best_dev(self) -> Submission | None:
+        """The scored submission with the best dev score; ties: the later."""
+        scored = [s for s in self._subs.values() if s.status == "scored" and s.score is not None]
+        return max(scored, key=lambda s: (s.score, s.submission_id), default=None)
+
+    def selection(self) -> dict[str, Any]:
+        """The checkpoint the run's score is measured on: the declared final if it is scored (a
+        duplicate stands for its original; a copy of the base is scored), else the best dev
+        score (ties: the later), else none. ``graded_dir`` is its kept graded directory (None
+        for a copy of the base, whose test score is the baseline's)."""
+        with self._lock:
+            declared = self._original(self._final)
+            if declared is not None and declared.status == "scored":
+                chosen, rule = declared, "declared"
+            else:
+                chosen = self._best_dev()
+                rule = "best_dev" if chosen is not None else "none"
+            return {
+                "submission_id": chosen.submission_id if chosen else None,
+                "rule": rule,
+                "declared": self._final,
+                "dev_score": chosen.score if chosen else None,
+                "copy_of_base": bool(chosen and chosen.copy_of_base),
+                "graded_dir": self._kept.get(chosen.submission_id) if chosen else None,
+                "best_dev": self.best_score(),
+                "scored": {
+                    s.submission_id: self._kept.get(s.submission_id)
+                    for s in self._subs.values()
+                    if s.status == "scored"
+                },
+            }
+
+    def _candidates(self) -> set[int]:
+        """Whose graded directories are kept: the declared one and the best on dev (every
+        scored one with ``keep_scored``)."""
+        if self.keep_scored:
+            return {s.submission_id for s in self._subs.values() if s.status == "scored"}
+        ids = set()
+        for sub in (self._original(self._final), self._best_dev()):
+            if sub is not None:
+                ids.add(sub.submission_id)
+        return ids
+
+    def _prune(self) -> None:
+        """Delete the kept graded directories that are no longer candidates."""
+        if self.keep_checkpoints:
+            return
+        with self._lock:
+            keep = self._candidates()
+            gone = {sid: path for sid, path in self._kept.items() if sid not in keep}
+            for sid in gone:
+                del self._kept[sid]
+        for path in gone.values():
+            shutil.rmtree(path, ignore_errors=True)
+
+    def release(self) -> None:
+        """Delete every kept graded directory (after the sealed evaluation), unless
+        ``keep_checkpoints``."""
+        if self.keep_checkpoints:
+            return
+        with self._lock:
+            kept, self._kept = self._kept, {}
+        for path in kept.values():
+            shutil.rmtree(path, ignore_errors=True)
+
+    def declare_final(self, submission_id: int) -> dict[str, Any]:
+        """The agent names an earlier submission as its final one. It must exist and not have
+        failed; a duplicate stands for its original. A scored one whose graded copy was
+        already let go (it was no candidate) is taken in again from its path in the workspace,
+        and refused if its weights there changed. Recorded in the log before the answer."""
+        with self._submit_lock:
+            with self._lock:
+                self._refuse_if_closed()
+                if submission_id < 1:
+                    raise SubmissionRefused(
+                        400,
+                        f"submission_id must be a submission's number (1 or more), "
+                        f"not {submission_id}",
+                    )
+                sub = self._subs.get(submission_id)
+                if sub is None:
+                    raise SubmissionRefused(
+                        404,
+                        f"no submission {submission_id}: GET /submissions lists yours "
+                        f"({len(self._subs)} so far)",
+                    )
+                original = self._original(submission_id) or sub
+                if sub.status == "failed" or original.status == "failed":
+                    raise SubmissionRefused(
+                        409,
+                        f"submission {submission_id} failed ({sub.reason or 'no score'}): "
+                        "it cannot be your final checkpoint; declare a scored one",
+                    )
+                retake = (
+                    original.status == "scored"
+                    and not original.copy_of_base
+                    and original.submission_id not in self._kept
+                    and not self.keep_checkpoints
+                )
+            if retake:
+                self._retake(sub, original)
+            with self._lock:
+                self._declare(sub)
+                return self.view(sub)
+
+    def _retake(self, sub: Submission, original: Submission) -> None:
+        """Copy ``sub``'s checkpoint in again for the sealed evaluation of ``original`` (its
+        graded copy was deleted after its dev evaluation); the weights must hash as scored."""
+        changed = SubmissionRefused(
+            409,
+            f"submission {sub.submission_id}'s weights are no longer at {sub.model_path} "
+            "(the directory changed or is gone since it was scored): submit it again with "
+            '"final": true',
+        )
+        try:
+            source = confine(self.workspace, self.output_dir, sub.model_path)
+        except CheckpointError:
+            raise changed from None
+        dest = self.storage / str(original.submission_id) / "checkpoint"
+        shutil.rmtree(dest.parent, ignore_errors=True)
+        try:
+            copy_checkpoint(
+                source,
+                dest,
+                self.workspace,
+                max_bytes=self.max_checkpoint_bytes,
+                base_bytes=self.base_model_bytes,
+            )
+            info, graded = self._graded(dest)
+        except (CheckpointError, OSError):
+            shutil.rmtree(dest.parent, ignore_errors=True)
+            raise changed from None
+        if info.weight_hash != original.weight_hash:
+            shutil.rmtree(dest.parent, ignore_errors=True)
+            raise changed
+        if graded != dest:
+            shutil.rmtree(dest, ignore_errors=True)
+        with self._lock:
+            self._kept[original.submission_id] = graded
+
+    def _finals_path(self) -> Path:
+        return Path(self.log.path).with_name(FINALS_LOG)
+
+    def _declare(self, sub: Submission) -> None:
+        """Record the declaration in ``final.jsonl`` beside the submissions log (fsynced; the
+        last line counts), then take it."""
+        if self._finals is None:
+            self._finals = SubmissionLog(self._finals_path())
+        self._finals.append(
+            {
+                "submission_id": sub.submission_id,
+                "time": utc_now(),
+                "elapsed_s": round(self.clock.elapsed(), 3),
+            }
+        )
+        self._final = sub.submission_id
+        self._prune()
+
+    def _restored_final(self) -> int | None:
+        """The last declaration a run whose harness died recorded (None: none)."""
+        try:
+            lines = self._finals_path().read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return None
+        declared = None
+        for line in lines:
+            try:
+                sid = json.loads(line).get("submission_id")
+            except (ValueError, AttributeError):
+                continue  # a line cut by the crash
+            if isinstance(sid, int) and not isinstance(sid, bool):
+                declared = sid
+        return declared
+
     def view(self, sub: Submission) -> dict[str, Any]:
         best = self.best_score()
         copy_of_base = sub.copy_of_base
@@ -154,6 +358,7 @@ class GradingService:
             "duplicate_of": sub.duplicate_of,
             "copy_of_base": copy_of_base,
             "weight_hash": sub.weight_hash,
+            "final": self._final == sub.submission_id,
         }
 
     def get(self, submission_id: int) -> dict[str, Any] | None:
@@ -222,13 +427,20 @@ class GradingService:
                 )
         return source
 
-    def submit(self, model_path: str, wait: bool = False, timeout: float | None = None) -> dict:
+    def submit(
+        self,
+        model_path: str,
+        wait: bool = False,
+        timeout: float | None = None,
+        final: bool = False,
+    ) -> dict:
         """Receive a submission and hand it to the intake thread.
 
         With ``wait``, answer once it is final (or ``timeout`` passes). Without, answer once the
         intake is over or after ``intake_wait_s``, whichever comes first: a small checkpoint is
         answered ``queued`` or with its refusal, a huge one ``received``. No lock is held while
-        waiting, so queries are answered meanwhile.
+        waiting, so queries are answered meanwhile. ``final`` declares it the agent's final
+        submission (if it then fails, selection falls back to the best dev score).
         """
         with self._submit_lock:
             source = self._admit(model_path)
@@ -243,6 +455,8 @@ class GradingService:
                         503, "the grader cannot record submissions right now: try again shortly"
                     ) from None
                 self._subs[sid] = sub
+                if final:
+                    self._declare(sub)
             try:  # may take a while: not under _lock
                 sub.code_revision = self._snapshot(f"submission {sid}")
             except Exception:  # a history that cannot be written never loses the submission
@@ -325,6 +539,17 @@ class GradingService:
             earlier = self._by_hash.get(info.weight_hash)
             if earlier is not None:
                 self._duplicate(sub, earlier)
+                original = self._subs[earlier]
+                if (
+                    self._final == sub.submission_id
+                    and original.status == "scored"
+                    and not original.copy_of_base
+                    and earlier not in self._kept
+                ):  # declared final: this copy stands in for the original's, let go before
+                    self._kept[earlier] = graded
+                    if graded != dest:
+                        shutil.rmtree(dest, ignore_errors=True)
+                    return
             elif info.weight_hash == self.base_weight_hash:
                 self._by_hash[info.weight_hash] = sub.submission_id
                 self._copy_of_base(sub)
@@ -414,6 +639,7 @@ class GradingService:
         copy may be partial), ``queued``/``evaluating`` ones are evaluated from the harness's own
         copy. Intake stays closed (the agent is gone). Returns the ids resumed."""
         latest: dict[int, dict[str, Any]] = {}
+        declared = self._restored_final()
         for entry in entries:
             sid = entry.get("submission_id")
             if isinstance(sid, int) and not isinstance(sid, bool):
@@ -441,8 +667,13 @@ class GradingService:
                     sub.taken_in.set()
                     if sub.weight_hash and sub.status != "duplicate":
                         self._by_hash.setdefault(sub.weight_hash, sid)
+                    graded = self.storage / str(sid) / "graded"
+                    if sub.status == "scored" and graded.is_dir():  # kept for the sealed one
+                        self._kept[sid] = graded
                     continue
                 resumed.append(sid)
+            if declared in self._subs:
+                self._final = declared
             for sid in resumed:
                 self._resume_one(self._subs[sid])
         return resumed
@@ -487,10 +718,23 @@ class GradingService:
                     if sub.status not in FINAL:
                         self._fail(sub, *reasons.from_exception(exc))
             finally:
-                if not self.keep_checkpoints:
-                    shutil.rmtree(dest, ignore_errors=True)
-                    shutil.rmtree(dest.parent / "checkpoint", ignore_errors=True)
+                self._after_evaluation(sub, dest)
                 self._queue.task_done()
+
+    def _after_evaluation(self, sub: Submission, graded: Path) -> None:
+        """Delete the stored copy, keeping the graded directory of a selection candidate (a
+        hard-linked tree, so the copy beside it can go)."""
+        if self.keep_checkpoints:
+            return
+        raw = graded.parent / "checkpoint"
+        if raw != graded:
+            shutil.rmtree(raw, ignore_errors=True)
+        with self._lock:
+            if sub.status == "scored":
+                self._kept[sub.submission_id] = graded
+            else:
+                shutil.rmtree(graded, ignore_errors=True)
+        self._prune()
 
     def _evaluate_one(self, sub: Submission, dest: Path, info: CheckpointInfo) -> None:
         with self._lock:
