@@ -327,3 +327,33 @@ def test_a_lora_adapter_scores_as_its_own_directory_did(
     after = evaluate(graded, eval_path, tmp_path / "graded-work", base)
     assert after.score == before.score
     assert after.details_path.read_text() == before.details_path.read_text()
+
+
+def test_a_webshop_checkpoint_plays_as_its_own_directory_did(base: Path, tmp_path: Path) -> None:
+    """The rollout evaluator (the default run's task, real WebShop sessions) on the graded
+    directory plays the same episodes as on the checkpoint's own directory."""
+    pytest.importorskip("autorl_task_webshop", reason="needs autorl-task-webshop")
+    from autorl_evaluator_rollout.evaluator import RolloutEvaluator
+    from autorl_task_webshop.task import DATA_DIR
+
+    ckpt = trained(base, tmp_path / "ckpt", seed=5)
+    graded = assemble(ckpt, base, tmp_path / "graded")
+
+    def run(model_dir: Path, work: str) -> Any:
+        return RolloutEvaluator().evaluate(
+            EvalRequest(
+                model_dir=model_dir,
+                eval_path=DATA_DIR / "goals_eval.json",
+                contract=load_contract("interactive", "autorl_task_webshop.protocol"),
+                config={"max_new_tokens": 24, "batch_size": 4, "max_steps": 4, "limit": 6},
+                work_dir=tmp_path / work,
+            )
+        )
+
+    before, after = run(ckpt, "direct"), run(graded, "graded")
+    assert after.score == before.score
+    drop = {"seconds", "episodes_per_second", "load_seconds"}
+    assert {k: v for k, v in after.metrics.items() if k not in drop} == {
+        k: v for k, v in before.metrics.items() if k not in drop
+    }
+    assert after.details_path.read_text() == before.details_path.read_text()
