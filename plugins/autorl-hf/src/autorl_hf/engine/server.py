@@ -1,0 +1,203 @@
+"""The engine process: vLLM's OpenAI-compatible server over one model directory, on a unix socket.
+
+Why a server in a child process, not ``vllm.LLM`` in this one: vLLM runs from its own
+environment (see :mod:`autorl_hf.engine.env`), so it cannot be imported here. Its HTTP API
+listens on a unix socket in a private (0700) directory, never on a TCP port: a sandbox that
+shares the harness's loopback cannot reach it, and nothing listens beyond the machine. Its
+internal message queues are pinned to loopback (``VLLM_HOST_IP=127.0.0.1``), and it never goes
+online (Hugging Face offline, usage statistics off).
+
+Lifetime: the server runs under :mod:`autorl_hf.engine.lifeline`, in a process group of its own
+whose stdin is a pipe from this process; :meth:`EngineServer.close` (or this process dying,
+however it dies) closes the pipe and the lifeline ends the whole group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import weakref
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from autorl_hf.engine.env import EngineEnv, EngineUnavailable, require_engine
+
+PRECISIONS = {"fp32": "float32", "bf16": "bfloat16"}
+LIFELINE = Path(__file__).with_name("lifeline.py")
+STOP_GRACE_S = 5.0
+
+
+def engine_environ(*, kv_cache_gib: float, reserved_cpus: int) -> dict[str, str]:
+    """The child's environment: the caller's, minus this venv, plus vLLM's CPU settings.
+
+    On a 2-core machine vLLM reserves one core for its front end and binds the model's OpenMP
+    threads to the other (its default, kept explicit): binding both cores while other work ran
+    made generation 3.6x slower here.
+    """
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")
+    }
+    env.update(
+        VLLM_HOST_IP="127.0.0.1",
+        VLLM_NO_USAGE_STATS="1",
+        DO_NOT_TRACK="1",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        VLLM_CPU_KVCACHE_SPACE=f"{kv_cache_gib:g}",
+        VLLM_CPU_NUM_OF_RESERVED_CPU=str(reserved_cpus),
+        VLLM_CPU_OMP_THREADS_BIND=env.get("VLLM_CPU_OMP_THREADS_BIND", "auto"),
+        VLLM_LOGGING_LEVEL=env.get("VLLM_LOGGING_LEVEL", "INFO"),
+    )
+    return env
+
+
+class EngineServer:
+    """One vLLM CPU server process over ``model_dir``; a context manager (``close`` ends it)."""
+
+    def __init__(
+        self,
+        model_dir: str | Path,
+        *,
+        precision: str = "fp32",
+        kv_cache_gib: float = 1.0,
+        max_model_len: int | None = None,
+        reserved_cpus: int | None = None,
+        startup_timeout_s: float = 300.0,
+        engine: EngineEnv | None = None,
+    ) -> None:
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision {precision!r}: use one of {', '.join(PRECISIONS)}")
+        self.model_dir = Path(model_dir)
+        self.precision = precision
+        self.engine = engine or require_engine()
+        self.workdir = Path(tempfile.mkdtemp(prefix="autorl-engine-"))  # 0700: ours alone
+        self.socket = self.workdir / "api.sock"
+        self.log_path = self.workdir / "engine.log"
+        if reserved_cpus is None:
+            reserved_cpus = 1 if (os.cpu_count() or 1) > 1 else 0
+        command = [
+            str(self.engine.python), str(LIFELINE), str(STOP_GRACE_S),
+            str(self.engine.python), "-m", "vllm.entrypoints.openai.api_server",
+            "--model", str(self.model_dir), "--served-model-name", "model",
+            "--uds", str(self.socket),
+            "--enforce-eager",  # the compiled mode spent 85-110 s compiling, no faster here
+            "--dtype", PRECISIONS[precision],
+            "--seed", "0",
+            "--disable-uvicorn-access-log",
+        ]  # fmt: skip
+        if max_model_len is not None:
+            command += ["--max-model-len", str(max_model_len)]
+        self.command = command
+        started = time.monotonic()
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+                env=engine_environ(kv_cache_gib=kv_cache_gib, reserved_cpus=reserved_cpus),
+                start_new_session=True,
+            )
+        self._finalizer = weakref.finalize(self, _stop, self.process, self.workdir)
+        import httpx
+
+        self.client = httpx.Client(
+            transport=httpx.HTTPTransport(uds=str(self.socket)),
+            base_url="http://engine",
+            timeout=httpx.Timeout(600.0, connect=5.0),
+        )
+        try:
+            self._wait_ready(startup_timeout_s)
+        except BaseException:
+            self.close()
+            raise
+        self.startup_s = time.monotonic() - started
+
+    @property
+    def pid(self) -> int:
+        """The lifeline's pid, which is also the engine's process group."""
+        return self.process.pid
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        import httpx
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise EngineUnavailable(
+                    f"the vLLM CPU engine exited at start-up over {self.model_dir} "
+                    f"(exit {self.process.returncode}); its log ends:\n{self.log_tail()}",
+                    hint="see the log above; --engine transformers avoids the engine",
+                )
+            if self.socket.exists():
+                with contextlib.suppress(httpx.HTTPError):
+                    if self.client.get("/health", timeout=2.0).status_code == 200:
+                        return
+            time.sleep(0.25)
+        raise EngineUnavailable(
+            f"the vLLM CPU engine was not ready within {timeout_s:.0f} s over "
+            f"{self.model_dir}; its log ends:\n{self.log_tail()}",
+            hint="a loaded machine starts it slower: raise the start-up timeout, or use "
+            "--engine transformers",
+        )
+
+    def complete(self, prompt_ids: list[int], **params: Any) -> dict[str, Any]:
+        """One completion request with token ids in; the first choice, token ids included."""
+        body = {"model": "model", "prompt": prompt_ids, "return_token_ids": True, **params}
+        response = self.client.post("/v1/completions", json=body)
+        if response.status_code != 200:
+            raise RuntimeError(
+                f"the vLLM CPU engine refused a completion ({response.status_code}): "
+                f"{response.text[:500]}"
+            )
+        choice = response.json()["choices"][0]
+        return dict(choice)
+
+    def complete_many(
+        self, prompts: Sequence[list[int]], params: Sequence[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Every prompt at once (the engine batches concurrent requests), in input order."""
+        if not prompts:
+            return []
+        with ThreadPoolExecutor(max_workers=min(64, len(prompts))) as pool:
+            pairs = list(zip(prompts, params, strict=True))
+            return list(pool.map(lambda pair: self.complete(pair[0], **pair[1]), pairs))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.close()
+        self._finalizer()
+
+    def __enter__(self) -> EngineServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _stop(process: subprocess.Popen[bytes], workdir: Path) -> None:
+    """Close the lifeline (the engine's group ends itself), then make sure of it."""
+    with contextlib.suppress(OSError):
+        if process.stdin is not None:
+            process.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=STOP_GRACE_S + 5)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
+    shutil.rmtree(workdir, ignore_errors=True)
