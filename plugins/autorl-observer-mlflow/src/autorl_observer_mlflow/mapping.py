@@ -23,15 +23,25 @@ SECRET_KEY = re.compile(
 )
 UNSAFE_KEY_CHARS = re.compile(r"[^A-Za-z0-9_\-. /]")  # what MLflow accepts in a key
 
-SUMMARY_PARAMS = ("task_version", "split", "metric")
+SUMMARY_PARAMS = ("task_version", "split", "metric", "protocol", "selection_rule")
 SUMMARY_METRICS = (
     "baseline_score",
     "baseline_se",
     "baseline_n",
     "best_score",
     "best_se",
+    "score",  # the run's score: sealed test score of the selected checkpoint, or the best
+    "score_se",
+    "baseline",  # the baseline on the score's split
+    "test_baseline_se",
     "improvement",
     "improvement_se",
+    "dev_best",
+    "selection_gap",
+    "selection_gap_se",
+    "oracle_gap",
+    "test_n",
+    "dev_n",
     "agent_seconds",
     "budget_seconds",
 )

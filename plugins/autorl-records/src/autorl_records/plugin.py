@@ -17,6 +17,6 @@ def autorl_register_commands() -> list[CommandSpec]:
         CommandSpec(
             name="runs",
             factory="autorl_records.commands:runs",
-            description="List runs and their best improvement.",
+            description="List runs: protocol, score, improvement, selection gap, end reason.",
         ),
     ]
