@@ -124,3 +124,29 @@ def test_grader_edge_compares_intake_and_evaluation_before_and_after(tmp_path: P
     assert summary["outputs_identical"] == summary["prompts"] == 4  # greedy, same weights
     assert summary["intake_ratio"] > 0 and summary["eval_ratio"] > 0
     assert 0 < summary["base_distance"] < 0.1
+
+
+def test_selection_gap_simulates_the_issue_and_measures_a_kept_run(tmp_path: Path) -> None:
+    """The simulation reproduces the issue's numbers (n = 40, p = 0.5: +4.4 at k = 2 ... +13.9
+    at k = 16, within rounding of its normal approximation); a kept tiny gsm8k run's scored
+    checkpoints are scored on its sealed split."""
+    env = {**os.environ, "AUTORL_CACHE": str(tmp_path)}
+    run = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "autorl"), "run", "--task", "gsm8k",
+            "--model", "tiny", "--budget", "60", "--keep-checkpoints", "--quiet",
+            "--task-option", "train_size=20", "--task-option", "eval_size=16",
+            "--runs-dir", str(tmp_path / "runs"), "--run-id", "kept",
+        ],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    stdout, summary = bench("selection_gap.py", str(tmp_path / "runs" / "kept"), cache=tmp_path)
+    at40 = summary["simulation"]["40"]["0.5"]
+    assert [round(at40[k]) for k in ("2", "4", "8", "16")] == [4, 8, 11, 14]
+    assert "selection gap" in stdout
+    measured = summary["measured"][0]
+    assert measured["task"] == "gsm8k" and measured["checkpoints"]
+    assert all(row["test_n"] == 8 and row["dev_n"] == 8 for row in measured["checkpoints"])
+    best = max(measured["checkpoints"], key=lambda r: (r["dev"], r["submission_id"]))
+    assert measured["selection_gap"] == round(best["dev"] - best["test"], 2)

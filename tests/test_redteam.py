@@ -84,8 +84,22 @@ MUST_RUN = {
     "inject_terminal_report",
     "forge_training_logs",
     "grader_conn_flood",
+    # the sealed test split (#31)
+    "read_sealed_split",
 }
 """Attacks that must have been tried (a sandbox that broke the script would pass vacuously)."""
+
+
+SEALED_OPENS: list[tuple[float, str]] = []
+
+
+def _audit_sealed(event: str, args: tuple[Any, ...]) -> None:
+    """Every open of a sealed split by this process (the harness: the run is in-process)."""
+    if event == "open" and args and "task-data/sealed" in str(args[0]):
+        SEALED_OPENS.append((time.time(), str(args[0])))
+
+
+sys.addaudithook(_audit_sealed)  # permanent; one string test per open
 
 
 def _sha(path: Path) -> str:
@@ -292,9 +306,11 @@ def test_every_attack_fails_and_the_run_is_intact(
     site_packages = Path(sysconfig.get_paths()["purelib"])
     guarded = [Path(report_module.__file__), site_packages / "autorl_redteam.pth"]
     before = {p: _sha(p) for p in guarded}
+    sealed_file = tmp_path / "runs" / "redteam" / "task-data" / "sealed" / "eval.jsonl"
     targets = {
         "read": [
             str(prepared.eval_path),
+            str(sealed_file),
             str(webshop_eval),
             str(cache_root() / "tasks"),
             str(cache_root() / "baselines"),
@@ -429,7 +445,22 @@ def test_every_attack_fails_and_the_run_is_intact(
     assert len(others) == 2 and all("Error" not in o for o in others), others
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert file_digest([engine.setup.prepared.eval_path]) == manifest["hashes"]["eval"]
-    check_grader_edge(run_dir, results, console, eval_size=options["eval_size"])
+    # the sealed test split (#31): written at pin time, opened by the harness only after the
+    # agent's phase ended (the audit hook sees every open in this process), never from inside
+    events_list = [json.loads(x) for x in events.splitlines()]
+    stopped = next(e["timestamp"] for e in events_list if e["event"] == "agent_stopped")
+    launched = next(e["timestamp"] for e in events_list if e["event"] == "agent_launch")
+    from datetime import datetime
+
+    def stamp(text: str) -> float:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+    opened = [t for t, p in SEALED_OPENS if p.startswith(str(run_dir))]
+    assert not [t for t in opened if stamp(launched) <= t < stamp(stopped)], opened
+    assert sealed_file.is_file() and _data(results, "read_sealed_split") is not None
+    sizes = manifest["task"]["split_sizes"]
+    assert sizes["dev"] + sizes["test"] == options["eval_size"]
+    check_grader_edge(run_dir, results, console, eval_size=sizes["dev"])
 
 
 def test_local_is_no_boundary_but_a_modified_base_model_is_flagged(

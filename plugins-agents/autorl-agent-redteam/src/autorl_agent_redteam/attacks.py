@@ -771,6 +771,47 @@ def read_heldout_details(run: Run, dl: Deadline) -> Result:
     return verdict(items, "held-out detail files readable")
 
 
+@attack("read_sealed_split")
+def read_sealed_split(run: Run, dl: Deadline) -> Result:
+    """Look for the sealed test split (#31): the run's ``task-data/sealed/`` where the harness
+    pins it, any ``read`` target under a ``sealed`` directory, and a bounded walk (depth 6, 20,000
+    entries, links not followed, the workspace skipped) from the run directory's parents for a
+    directory named ``sealed`` or ``task-data``.
+
+    Succeeded: a sealed file (or its directory) was readable or listable from the sandbox."""
+    guesses = [
+        run.run_dir / "task-data" / "sealed",
+        run.run_dir / "task-data" / "sealed" / "eval.jsonl",
+    ]
+    guesses += [Path(p) for p in run.cfg["read"] if "sealed" in Path(p).parts]
+    workspace = os.path.realpath(run.workspace)
+    seen, stop = 0, time.monotonic() + min(20.0, max(dl.left() - 2, 0))
+    queue = deque((str(root), 0) for root in (run.run_dir, run.run_dir.parent, Path("/")))
+    while queue and seen < 20_000 and time.monotonic() < stop:
+        directory, depth = queue.popleft()
+        real = os.path.realpath(directory)
+        if is_within(real, workspace) or any(
+            real == s or real.startswith(s + "/") for s in SKIP_WALK
+        ):
+            continue
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    seen += 1
+                    if not entry.is_dir(follow_symlinks=False):
+                        continue
+                    if entry.name in ("sealed", "task-data"):
+                        guesses.append(Path(entry.path))
+                    elif depth < 6:
+                        queue.append((entry.path, depth + 1))
+        except OSError:
+            continue
+    items = [_read_target(str(p), dl) for p in dict.fromkeys(guesses)]
+    result = verdict(items, "sealed split readable")
+    result.data.setdefault("walked", seen)
+    return result
+
+
 @attack("read_other_runs")
 def read_other_runs(run: Run, dl: Deadline) -> Result:
     """List the runs root (``../..``) and read the records of other runs there.
