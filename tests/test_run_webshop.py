@@ -83,9 +83,11 @@ def test_the_run_completes_with_a_rollout_baseline_and_a_report(webshop_run: dic
     assert manifest["task"]["evaluator"] == "rollout"
     assert manifest["task"]["evaluator_config"]["max_new_tokens"] == 24
     baseline = json.loads((run_dir / "baseline.json").read_text())
-    assert baseline["n"] == EVAL_SIZE and 0.0 <= baseline["score"] <= 100.0
+    sizes = manifest["task"]["split_sizes"]  # the held-out sessions, split into dev and test
+    assert sizes["dev"] + sizes["test"] == EVAL_SIZE
+    assert baseline["n"] == sizes["dev"] and 0.0 <= baseline["score"] <= 100.0
     metrics = baseline["metrics"]
-    assert metrics["n_episodes"] == EVAL_SIZE and 1 <= metrics["mean_steps"] <= 5
+    assert metrics["n_episodes"] == sizes["dev"] and 1 <= metrics["mean_steps"] <= 5
     assert {"success_rate", "mean_reward", "invalid_action_rate", "episodes_per_second"} <= set(
         metrics
     )
@@ -99,11 +101,14 @@ def test_trajectories_stay_with_the_harness(webshop_run: dict) -> None:
     run_dir: Path = webshop_run["run_dir"]
     trajectories = run_dir / "baseline" / "trajectories.jsonl"
     episodes = [json.loads(line) for line in trajectories.read_text().splitlines()]
-    assert [e["session_id"] for e in episodes] == [f"eval-{i:04d}" for i in range(EVAL_SIZE)]
+    held_out = [f"eval-{i:04d}" for i in range(EVAL_SIZE)]
+    dev = json.loads((run_dir / "manifest.json").read_text())["task"]["split_sizes"]["dev"]
+    # the baseline plays the dev sessions only (the rest are sealed for the final test)
+    assert len(episodes) == dev and {e["session_id"] for e in episodes} <= set(held_out)
     assert all(e["done"] and 1 <= e["steps"] <= 5 for e in episodes)
     workspace = run_dir / "workspace"
     assert (workspace / "kit" / "autorl_kit.py").is_file()
-    eval_ids = [e["session_id"] for e in episodes]
+    eval_ids = held_out
     for path in workspace.rglob("*"):
         if path.is_symlink() or not path.is_file():
             continue
@@ -119,5 +124,6 @@ def test_submissions_are_scored_by_the_rollout_evaluator(webshop_run: dict) -> N
     log = [json.loads(line) for line in (run_dir / "submissions.jsonl").read_text().splitlines()]
     scored = [e for e in log if e["status"] == "scored" and not e.get("copy_of_base")]
     assert scored, f"no submission was scored: {[e['status'] for e in log]}"
-    assert all(e["metrics"]["n_episodes"] == EVAL_SIZE for e in scored if "metrics" in e)
+    dev = json.loads((run_dir / "manifest.json").read_text())["task"]["split_sizes"]["dev"]
+    assert all(e["metrics"]["n_episodes"] == dev for e in scored if "metrics" in e)
     assert webshop_run["seconds"] < 400, webshop_run["seconds"]

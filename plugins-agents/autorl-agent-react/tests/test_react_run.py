@@ -164,12 +164,14 @@ def test_an_upstream_outage_ends_the_run_with_a_reason_that_names_it(root: Path)
             *TINY_TASK,
         )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "ended by driver_unavailable" in proc.stdout
+    # a provider that stayed down is the harness's side failing, not an agent result
+    assert "ended by infra_error" in proc.stdout
     assert "upstream was down when the agent stopped" in proc.stdout
     assert "upstream overloaded" in proc.stdout
     run_dir = root / "runs" / "outage"
     run_info = json.loads((run_dir / "run.json").read_text())
-    assert run_info["end_reason"] == "driver_unavailable"
+    assert run_info["end_reason"] == "infra_error"
+    assert run_info["infra_cause"].startswith("driver_unavailable")
     health = run_info["driver_health"]
     assert health["down"] and health["answered"] == 1 and health["failed"] >= 1
     assert health["retried_calls"] == 1 and "upstream overloaded" in health["last_error"]
@@ -180,9 +182,10 @@ def test_an_upstream_outage_ends_the_run_with_a_reason_that_names_it(root: Path)
     assert "driver_unavailable" in names
     summary = json.loads((run_dir / "report" / "summary.json").read_text())
     calls = summary["driver_calls"]
-    assert summary["end_reason"] == "driver_unavailable"
+    assert summary["end_reason"] == "infra_error"
+    assert summary["infra_cause"].startswith("driver_unavailable")
     assert calls["calls"] == 1 and calls["errors"] == health["failed"]
     assert calls["retries"] == health["retries"] >= 1 + health["failed"]
     report = (run_dir / "report" / "report.md").read_text()
-    assert "model provider was down when the agent stopped" in report
+    assert "not an agent result" in report and "Cause: driver\\_unavailable" in report
     assert "**Upstream health**" in report and "upstream overloaded" in report

@@ -74,6 +74,12 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
     help="Report plugin(s) to render (default: basic).",
 )
 @click.option("--device", help="auto, cpu or cuda (evaluation).")
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "transformers", "vllm"]),
+    help="Evaluation inference engine (docs/engine.md): transformers, vllm (an error when it "
+    "cannot run), auto (vllm when it can, else transformers).",
+)
 @click.option("--task-option", multiple=True, metavar="KEY=VALUE", help="Passed to the task.")
 @click.option("--agent-option", multiple=True, metavar="KEY=VALUE", help="Passed to the agent.")
 @click.option(
@@ -135,6 +141,7 @@ def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags:
         "run_id",
         "sandbox",
         "device",
+        "engine",
         "keep_checkpoints",
     ):
         value = flags.get(key)
@@ -160,18 +167,34 @@ def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags:
 
 
 def _execute(config: Any, quiet: bool) -> Any:
+    import os
+
     from autorl.engine.run import run as execute
 
+    if config.engine is not None:  # the model layer (autorl-hf) reads it at each evaluation
+        os.environ["AUTORL_GENERATION_BACKEND"] = config.engine
     return execute(config, quiet=quiet)
 
 
 def _report(outcome: Any) -> None:
+    """The run's result on one line: under ``sealed`` the selected checkpoint's sealed test
+    score against the baseline on the same split, with the dev best beside it; under
+    ``reference`` the best held-out score, as the paper reports it."""
     improvement = outcome.improvement
-    best = "none" if outcome.best_score is None else f"{outcome.best_score:.2f}"
     delta = "n/a" if improvement is None else f"{improvement:+.2f}"
+    best = "none" if outcome.best_score is None else f"{outcome.best_score:.2f}"
+    if getattr(outcome, "protocol", "reference") == "sealed":
+        base = outcome.score_baseline
+        score = "none" if outcome.score is None else f"{outcome.score:.2f}"
+        se = "" if getattr(outcome, "score_se", None) is None else f" (SE {outcome.score_se:.1f})"
+        line = (
+            f"baseline {'n/a' if base is None else f'{base:.2f}'} (test), score {score}{se} "
+            f"(sealed test of the selected checkpoint; dev best {best}), improvement {delta}"
+        )
+    else:
+        line = f"baseline {outcome.baseline_score:.2f}, best {best}, improvement {delta}"
     click.echo(
-        f"run {outcome.run_id}: baseline {outcome.baseline_score:.2f}, best {best}, "
-        f"improvement {delta} (ended by {outcome.end_reason})\n"
+        f"run {outcome.run_id}: {line} (ended by {outcome.end_reason})\n"
         f"report: {outcome.run_dir / 'report' / 'report.md'}"
     )
 
