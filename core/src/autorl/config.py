@@ -235,6 +235,13 @@ class RunConfig(BaseModel):
     runs_dir: Path = Path("runs")
     run_id: str | None = None
     device: str = "auto"
+    engine: Literal["auto", "transformers", "vllm"] | None = Field(
+        None,
+        description="Evaluation inference engine: transformers; vllm (vLLM on a GPU, else the "
+        "vLLM CPU engine, an error when not built: `autorl engine prepare`); auto (vLLM when it "
+        "can run the model, else transformers). None: $AUTORL_GENERATION_BACKEND, else vLLM on a "
+        "GPU when installed, else transformers.",
+    )
     keep_checkpoints: bool = False
     snapshot_seconds: float = Field(60.0, gt=0, description="Period of code-history snapshots.")
     task_options: dict[str, Any] = Field(default_factory=dict)
