@@ -129,6 +129,8 @@ class ExactMatchEvaluator:
             progress=request.progress,
         )
         generated = time.monotonic()
+        engine = generator.engine  # name, version, precision (and why auto fell back)
+        generator.close()  # an engine process ends here, not when the generator is collected
 
         work_dir = Path(request.work_dir)
         work_dir.mkdir(parents=True, exist_ok=True)
@@ -171,6 +173,7 @@ class ExactMatchEvaluator:
                 "truncated_rate": round(truncated / n, 4),
                 "mean_output_tokens": round(tokens / n, 1),
                 "backend": generator.backend,
+                "engine": engine,
                 "load_seconds": round(loaded - started, 2),
                 "generate_seconds": round(generated - loaded, 2),
             },

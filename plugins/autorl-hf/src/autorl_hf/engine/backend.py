@@ -10,6 +10,7 @@ transformers path's (the parity test pins it); only the forward passes run in th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,11 +56,13 @@ class CPUEngineBackend:
         try:  # a model the engine cannot run fails at its first forward pass, not at start-up
             self.server.complete([self._first_id()], max_tokens=1, temperature=0.0)
         except Exception as exc:
-            errors = [line for line in self.server.log_tail(400).splitlines() if " ERROR " in line]
+            # the root cause: the exception lines of the engine's tracebacks, each once
+            causes = re.findall(r"\b(\w+(?:Error|Exception): .+)", self.server.log_tail(400))
+            errors = list(dict.fromkeys(c.strip() for c in causes))
             self.close()
             raise EngineUnavailable(
                 f"the vLLM CPU engine cannot run the model {self.path}: {exc}\n"
-                + "\n".join(errors[-6:]),
+                + "\n".join(errors[:4]),
                 hint="vLLM CPU supports fewer shapes than transformers (its attention "
                 "kernels take head sizes 32, 64, 80, 96, 112, 128, ...); use "
                 "--engine transformers for this model",

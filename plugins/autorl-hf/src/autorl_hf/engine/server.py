@@ -34,7 +34,7 @@ LIFELINE = Path(__file__).with_name("lifeline.py")
 STOP_GRACE_S = 5.0
 
 
-def engine_environ(*, kv_cache_gib: float, reserved_cpus: int) -> dict[str, str]:
+def engine_environ(*, kv_cache_gib: int, reserved_cpus: int) -> dict[str, str]:
     """The child's environment: the caller's, minus this venv, plus vLLM's CPU settings.
 
     On a 2-core machine vLLM reserves one core for its front end and binds the model's OpenMP
@@ -50,7 +50,7 @@ def engine_environ(*, kv_cache_gib: float, reserved_cpus: int) -> dict[str, str]
         DO_NOT_TRACK="1",
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
-        VLLM_CPU_KVCACHE_SPACE=f"{kv_cache_gib:g}",
+        VLLM_CPU_KVCACHE_SPACE=str(kv_cache_gib),  # whole GiB: vLLM reads an int
         VLLM_CPU_NUM_OF_RESERVED_CPU=str(reserved_cpus),
         VLLM_CPU_OMP_THREADS_BIND=env.get("VLLM_CPU_OMP_THREADS_BIND", "auto"),
         VLLM_LOGGING_LEVEL=env.get("VLLM_LOGGING_LEVEL", "INFO"),
@@ -66,12 +66,16 @@ class EngineServer:
         model_dir: str | Path,
         *,
         precision: str = "fp32",
-        kv_cache_gib: float = 1.0,
+        kv_cache_gib: int = 1,
         max_model_len: int | None = None,
         reserved_cpus: int | None = None,
         startup_timeout_s: float = 300.0,
         engine: EngineEnv | None = None,
     ) -> None:
+        if not isinstance(kv_cache_gib, int) or kv_cache_gib < 1:
+            raise ValueError(
+                f"kv_cache_gib must be a whole number of GiB >= 1, got {kv_cache_gib!r}"
+            )
         if precision not in PRECISIONS:
             raise ValueError(f"precision {precision!r}: use one of {', '.join(PRECISIONS)}")
         self.model_dir = Path(model_dir)

