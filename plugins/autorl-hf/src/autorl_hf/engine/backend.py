@@ -39,6 +39,30 @@ def eos_ids_of(path: Path, tokenizer: Any) -> set[int]:
     return ids
 
 
+HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
+"""vLLM CPU 0.32's attention kernels (``CPUAttentionBackend.get_supported_head_sizes``)."""
+
+
+def check_shapes(path: Path) -> None:
+    """Refuse at once a model whose head size vLLM CPU has no kernel for: the engine would
+    start (30-50 s) and die at its first forward pass ("Unsupported CPU attention
+    configuration")."""
+    import json
+
+    try:
+        config = json.loads((path / "config.json").read_text())
+        text = config.get("text_config", config)
+        head_dim = text.get("head_dim") or text["hidden_size"] // text["num_attention_heads"]
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return  # not a shape we can read: the engine's own first forward pass decides
+    if int(head_dim) not in HEAD_SIZES:
+        raise EngineUnavailable(
+            f"the vLLM CPU engine cannot run the model {path}: head_dim={head_dim} "
+            f"(its CPU attention kernels take {', '.join(map(str, HEAD_SIZES))})",
+            hint="use --engine transformers (or auto) for this model",
+        )
+
+
 class CPUEngineBackend:
     """A model directory served by a vLLM CPU engine process for this backend's lifetime."""
 
@@ -49,6 +73,7 @@ class CPUEngineBackend:
 
         server.setdefault("engine", require_engine())  # before any work: the error says how
         self.path = Path(path)
+        check_shapes(self.path)
         self.tokenizer = load_tokenizer(self.path)
         self.eos = eos_ids_of(self.path, self.tokenizer)
         self.server = EngineServer(self.path, precision=precision, **server)
