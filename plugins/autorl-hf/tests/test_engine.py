@@ -135,24 +135,30 @@ def test_fp32_greedy_outputs_equal_the_transformers_path(smollm2_dir: Path) -> N
 def test_engine_listens_on_loopback_only_and_dies_with_the_harness(
     smollm2_dir: Path, tmp_path: Path
 ) -> None:
-    """A harness process starts the engine and is SIGKILLed: the engine's group goes too."""
+    """A harness process starts the engine, forks a child that lives on, and is SIGKILLed: the
+    engine's group goes too (the forked child does not hold its lifeline)."""
     harness = textwrap.dedent(
         f"""
-        import sys, time
+        import os, sys, time
         from autorl_hf.engine.server import EngineServer
         server = EngineServer({str(smollm2_dir)!r}, kv_cache_gib=1, max_model_len=2048)
-        print(server.pid, server.socket, flush=True)
+        child = os.fork()
+        if child == 0:
+            time.sleep(120)
+            os._exit(0)
+        print(server.pid, server.socket, child, flush=True)
         time.sleep(600)
         """
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", harness], stdout=subprocess.PIPE, text=True, cwd=tmp_path
     )
+    forked = 0
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().split()
         assert line, "the harness process did not start the engine"
-        group, socket_path = int(line[0]), line[1]
+        group, socket_path, forked = int(line[0]), line[1], int(line[2])
         members = _group_members(group)
         assert len(members) >= 2, "the API server and its engine core"
         inet = _inet_sockets(members)
@@ -173,9 +179,12 @@ def test_engine_listens_on_loopback_only_and_dies_with_the_harness(
         while _group_members(group) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert not _group_members(group), "the engine outlived its harness"
+        assert _alive(forked), "the forked child should still run (it only sleeps)"
     finally:
         if proc.poll() is None:
             proc.kill()
+        if forked and _alive(forked):
+            os.kill(forked, signal.SIGKILL)
 
 
 @needs_engine
@@ -211,6 +220,15 @@ def _same(got: Any, want: Any) -> bool:
     if (got.text, got.finish) != (want.text, want.finish):
         return False
     return got.tokens == want.tokens or (got.finish == "stop" and want.tokens == got.tokens + 1)
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def _group_members(pgid: int) -> list[Any]:

@@ -30,12 +30,26 @@ from typing import Any
 from autorl_hf.engine.env import EngineEnv, EngineUnavailable, require_engine
 
 PRECISIONS = {"fp32": "float32", "bf16": "bfloat16"}
+_LIFELINES: set[int] = set()
+"""Write ends of the live engines' lifeline pipes: a forked child (multiprocessing's fork,
+``os.fork``) closes them at once, so only this process keeps its engines alive."""
+
+
+def _close_lifelines_in_child() -> None:
+    for fd in list(_LIFELINES):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _LIFELINES.clear()
+
+
+os.register_at_fork(after_in_child=_close_lifelines_in_child)
 LIFELINE = Path(__file__).with_name("lifeline.py")
 STOP_GRACE_S = 5.0
 
 
 def engine_environ(*, kv_cache_gib: int, reserved_cpus: int) -> dict[str, str]:
-    """The child's environment: the caller's, minus this venv, plus vLLM's CPU settings.
+    """The child's environment: the caller's, minus this venv, plus vLLM's CPU settings
+    (``VLLM_CPU_*`` already set by the caller are kept: how a user sizes the KV cache).
 
     On a 2-core machine vLLM reserves one core for its front end and binds the model's OpenMP
     threads to the other (its default, kept explicit): binding both cores while other work ran
@@ -50,8 +64,9 @@ def engine_environ(*, kv_cache_gib: int, reserved_cpus: int) -> dict[str, str]:
         DO_NOT_TRACK="1",
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
-        VLLM_CPU_KVCACHE_SPACE=str(kv_cache_gib),  # whole GiB: vLLM reads an int
-        VLLM_CPU_NUM_OF_RESERVED_CPU=str(reserved_cpus),
+        # whole GiB (vLLM reads an int); the caller's own settings win over the defaults
+        VLLM_CPU_KVCACHE_SPACE=env.get("VLLM_CPU_KVCACHE_SPACE", str(kv_cache_gib)),
+        VLLM_CPU_NUM_OF_RESERVED_CPU=env.get("VLLM_CPU_NUM_OF_RESERVED_CPU", str(reserved_cpus)),
         VLLM_CPU_OMP_THREADS_BIND=env.get("VLLM_CPU_OMP_THREADS_BIND", "auto"),
         VLLM_LOGGING_LEVEL=env.get("VLLM_LOGGING_LEVEL", "INFO"),
     )
@@ -110,6 +125,8 @@ class EngineServer:
                 env=engine_environ(kv_cache_gib=kv_cache_gib, reserved_cpus=reserved_cpus),
                 start_new_session=True,
             )
+        assert self.process.stdin is not None
+        _LIFELINES.add(self.process.stdin.fileno())
         self._finalizer = weakref.finalize(self, _stop, self.process, self.workdir)
         import httpx
 
@@ -217,6 +234,7 @@ def _stop(process: subprocess.Popen[bytes], workdir: Path) -> None:
     """Close the lifeline (the engine's group ends itself), then make sure of it."""
     with contextlib.suppress(OSError):
         if process.stdin is not None:
+            _LIFELINES.discard(process.stdin.fileno())
             process.stdin.close()
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=STOP_GRACE_S + 5)
