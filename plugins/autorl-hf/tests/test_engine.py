@@ -101,6 +101,17 @@ def test_missing_engine_is_a_precise_error(tmp_path: Path, monkeypatch: pytest.M
     assert pick_backend("cpu") == "transformers"
 
 
+def test_engine_status_says_how_to_build_it(tmp_path: Path) -> None:
+    """``autorl engine`` comes from this distribution's entry point, through the real CLI."""
+    autorl = Path(sys.executable).with_name("autorl")
+    env = {**os.environ, "AUTORL_CACHE": str(tmp_path)}
+    done = subprocess.run(
+        [str(autorl), "engine", "status"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "not built" in done.stdout and "autorl engine prepare" in done.stdout
+
+
 # --- on the engine --------------------------------------------------------------------------
 
 
