@@ -161,6 +161,8 @@ class CodeEvaluator:
             progress=request.progress,
         )
         generated = time.monotonic()
+        engine = generator.engine  # name, version, precision (and why auto fell back)
+        generator.close()  # an engine process ends here, not when the generator is collected
         texts = [o.text for o in outputs]
         completions = [texts[i * n : (i + 1) * n] for i in range(len(problems))]
         records, metrics = score_programs(problems, completions, protocol, cfg)
@@ -182,6 +184,7 @@ class CodeEvaluator:
             else 0.0,
             truncated_rate=round(sum(o.finish == "length" for o in outputs) / len(outputs), 4),
             backend=generator.backend,
+            engine=engine,
             load_seconds=round(loaded - started, 2),
             generate_seconds=round(generated - loaded, 2),
             execute_seconds=round(executed - generated, 2),

@@ -193,6 +193,8 @@ class JudgeEvaluator:
             progress=(lambda d, _t: request.progress(d, total)) if request.progress else None,
         )
         generated = time.monotonic()
+        engine = generator.engine  # name, version, precision (and why auto fell back)
+        generator.close()  # an engine process ends here, before the judge's calls
 
         switched = [judge_prompt.is_switched(e["instruction"], cfg["side_seed"]) for e in examples]
         requests = []
@@ -242,6 +244,7 @@ class JudgeEvaluator:
             "mean_reference_chars": round(sum(len(a["output_1"]) for a in annotations) / n, 1),
             "truncated_rate": round(sum(c.finish == "length" for c in completions) / n, 4),
             "backend": generator.backend,
+            "engine": engine,
             "load_seconds": round(loaded - started, 2),
             "generate_seconds": round(generated - loaded, 2),
             "judge_seconds": round(judged - generated, 2),

@@ -72,10 +72,13 @@ def prefix_decoder(generator: Any, enabled: bool) -> PrefixCachedDecoder | None:
 
 def load_generator(model_dir: Path, device: str, base_dir: Path | None = None) -> Any:
     """The model behind the policy; a directory that does not load is a ConfigError."""
+    from autorl_hf.engine.env import EngineUnavailable
     from autorl_hf.generation import Generator
 
     try:
         return Generator(model_dir, device=device, base_dir=base_dir)
+    except EngineUnavailable:
+        raise  # the engine asked for is missing or cannot run it: its own message says how
     except Exception as exc:  # any load failure becomes one clear message
         raise ConfigError(
             f"evaluator 'rollout': cannot load the model in {model_dir} "
@@ -211,6 +214,9 @@ class RolloutEvaluator:
         )
         episodes = sorted(lockstep.run(sessions), key=lambda e: position[e.session_id])
         seconds = time.monotonic() - loaded
+        engine = getattr(generator, "engine", None)  # name, version, precision
+        if hasattr(generator, "close"):
+            generator.close()  # an engine process ends here, not when the generator is collected
 
         work_dir = Path(request.work_dir)
         work_dir.mkdir(parents=True, exist_ok=True)
@@ -219,6 +225,7 @@ class RolloutEvaluator:
         metrics = summarize(episodes, seconds)
         metrics.update(
             backend=getattr(generator, "backend", "unknown"),
+            engine=engine,
             prefix_cache=policy.decoder is not None,
             turns=lockstep.turns,
             load_seconds=round(loaded - started, 2),
