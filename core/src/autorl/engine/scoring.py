@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -105,16 +106,22 @@ class Scorer:
 
     def _baseline_key(self, split_hash: str) -> str:
         setup = self.setup
+        config = {
+            **{k: v for k, v in setup.evaluator_config.items() if k != "device"},
+            "contract": setup.contract_ref,
+        }
+        # an engine other than the default transformers path may round differently (bf16):
+        # its baselines are its own (the default's key is unchanged, so its cache still hits)
+        engine = os.environ.get("AUTORL_GENERATION_BACKEND", "").strip().lower()
+        if engine and engine != "transformers":
+            config["engine"] = engine
         return baseline_key(
             task=self.task.name,
             task_version=str(getattr(self.task, "version", "0")),
             eval_hash=split_hash,
             model_hash=setup.base_hash,
             evaluator=setup.prepared.evaluator,
-            evaluator_config={
-                **{k: v for k, v in setup.evaluator_config.items() if k != "device"},
-                "contract": setup.contract_ref,
-            },
+            evaluator_config=config,
         )
 
     def baseline(self) -> dict[str, Any]:
