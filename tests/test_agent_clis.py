@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from autorl.text import markdown_text
+
 pytestmark = pytest.mark.slow
 
 AGENTS = ("codex", "claude-code", "gemini-cli", "opencode", "openhands")
@@ -155,7 +157,8 @@ def test_cli_agent_real_run(
     assert calls["input_tokens"] > 0 and calls["output_tokens"] > 0
     assert any(tool in row["tool_calls"] for row in calls["rows"]), calls["rows"]
     report = (run_dir / "report" / "report.md").read_text()
-    assert "## Driver calls" in report and tool in report
+    # agent-written names are Markdown-escaped in the report (exec\\_command shows exec_command)
+    assert "## Driver calls" in report and markdown_text(tool) in report
 
     # the native trajectory, in the common format: written at the end of the run, and again
     # on demand by `autorl agent-cli trajectory`

@@ -88,7 +88,8 @@ def test_manifest_records_config_versions_and_hashes(tiny_run: dict) -> None:
     manifest = json.loads((tiny_run["run_dir"] / "manifest.json").read_text())
     assert manifest["config"]["model"] == "tiny"
     assert manifest["versions"]["autorl"]
-    assert set(manifest["hashes"]) == {"train", "eval", "base_model", "base_model_files"}
+    # eval: the dev half the agent's submissions are scored on; test: the sealed half
+    assert set(manifest["hashes"]) == {"train", "eval", "test", "base_model", "base_model_files"}
     assert manifest["sandbox"]["name"] == "isolated" and manifest["sandbox"]["isolated"] is True
     assert "torch" in manifest["runtime"]["distributions"]
     assert all(v.startswith("sha256:") for v in manifest["hashes"].values())
