@@ -240,6 +240,10 @@ class Run:
             raise
         except Exception as exc:
             run_info["error"] = f"{type(exc).__name__}: {exc}"
+            if TERMINATED.is_set():  # a SIGTERM that a library wrapped (pydantic: SchemaError)
+                run_info.update(status="interrupted", end_reason="interrupted")
+                events.warning("run_interrupted")
+                raise
             run_info.update(end_reason="infra_error", infra_cause=run_info["error"][:500])
             events.warning("run_failed", error=run_info["error"], infra=True)
             raise
@@ -258,6 +262,11 @@ def run(config: RunConfig, registry: Registry | None = None, quiet: bool = False
         return Run(config, registry=registry, quiet=quiet).execute()
 
 
+TERMINATED = threading.Event()
+"""Set when SIGTERM arrived: the KeyboardInterrupt it raises can surface wrapped in another
+exception (pydantic-core turned one into a SchemaError), and the run is still interrupted."""
+
+
 @contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM (a campaign stopping, a scheduler, ``kill``) ends the run like Ctrl-C: the agent
@@ -268,6 +277,7 @@ def terminate_as_interrupt() -> Iterator[None]:
         return
 
     def interrupt(signum: int, frame: object) -> None:
+        TERMINATED.set()
         raise KeyboardInterrupt(f"signal {signum}")
 
     previous = signal.signal(signal.SIGTERM, interrupt)
