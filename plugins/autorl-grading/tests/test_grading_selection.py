@@ -285,3 +285,19 @@ def test_a_declaration_leaves_the_submissions_log_clean(live: Live) -> None:
         "evaluating",
         "scored",
     }
+
+
+def test_alternating_declarations_are_bounded(live: Live) -> None:
+    """Each declaration is an fsynced line and may copy a checkpoint in again: an agent
+    alternating ``/final 1`` and ``/final 3`` gets 429 past the run's allowance, nothing more is
+    written or copied, and its last accepted declaration stands."""
+    from autorl_grading.service import DECLARATIONS_PER_SUBMISSION
+
+    for n in (1, 2, 3):
+        live.submit(f"v{n}", seed=n)
+    limit = DECLARATIONS_PER_SUBMISSION * live.service.max_submissions
+    answers = [live.final({"submission_id": 1 + 2 * (i % 2)}).status_code for i in range(limit + 5)]
+    assert answers[:limit] == [200] * limit and answers[limit:] == [429] * 5
+    declared = (live.root / "final.jsonl").read_text().splitlines()
+    assert len(declared) == limit
+    assert live.service.selection()["submission_id"] == json.loads(declared[-1])["submission_id"]

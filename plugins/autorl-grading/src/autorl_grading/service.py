@@ -40,6 +40,10 @@ from autorl_grading.graded import assemble, check_config
 
 FINAL = {"scored", "failed", "duplicate"}
 FINALS_LOG = "final.jsonl"
+DECLARATIONS_PER_SUBMISSION = 4
+"""``POST /final`` answers at most this many declarations per submission of the quota: each one
+is an fsynced line and may copy a checkpoint in again, so an agent alternating declarations
+must not turn the harness's disk into its own (a flood is answered 429, nothing recorded)."""
 """The agent's declarations of its final submission, beside the submissions log."""
 
 
@@ -122,6 +126,7 @@ class GradingService:
         """Keep every scored submission's graded directory (``scoring.test_all``)."""
         self._final: int | None = None
         self._finals: SubmissionLog | None = None
+        self._declarations = 0
         self._kept: dict[int, Path] = {}
         """Graded directories kept after their evaluation, for the sealed one."""
         self._lock = threading.RLock()
@@ -238,6 +243,14 @@ class GradingService:
         with self._submit_lock:
             with self._lock:
                 self._refuse_if_closed()
+                limit = DECLARATIONS_PER_SUBMISSION * self.max_submissions
+                if self._declarations >= limit:
+                    raise SubmissionRefused(
+                        429,
+                        f"final declarations used up ({limit}, {DECLARATIONS_PER_SUBMISSION} per "
+                        "submission of the quota): your last declaration stands",
+                    )
+                self._declarations += 1
                 if submission_id < 1:
                     raise SubmissionRefused(
                         400,
