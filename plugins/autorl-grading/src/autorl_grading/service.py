@@ -299,14 +299,7 @@ class GradingService:
         dest = self.storage / str(original.submission_id) / "checkpoint"
         shutil.rmtree(dest.parent, ignore_errors=True)
         try:
-            copy_checkpoint(
-                source,
-                dest,
-                self.workspace,
-                max_bytes=self.max_checkpoint_bytes,
-                base_bytes=self.base_model_bytes,
-            )
-            info, graded = self._graded(dest)
+            info, graded = self._take_in(source, dest)
         except (CheckpointError, OSError):
             shutil.rmtree(dest.parent, ignore_errors=True)
             raise changed from None
@@ -513,19 +506,24 @@ class GradingService:
         shutil.rmtree(graded, ignore_errors=True)
         return info, assemble(dest, self.base_dir, graded, tokenizer=self.tokenizer)
 
+    def _take_in(self, source: Path, dest: Path) -> tuple[CheckpointInfo, Path]:
+        """Copy the agent's checkpoint into harness storage (confined, size-capped), then
+        validate it and build its graded directory."""
+        copy_checkpoint(
+            source,
+            dest,
+            self.workspace,
+            max_bytes=self.max_checkpoint_bytes,
+            base_bytes=self.base_model_bytes,
+        )
+        return self._graded(dest)
+
     def _copy(
         self, sub: Submission, source: Path, dest: Path
     ) -> tuple[CheckpointInfo, Path] | None:
         """The slow part, holding no lock; None (the submission failed) if it cannot be used."""
         try:
-            copy_checkpoint(
-                source,
-                dest,
-                self.workspace,
-                max_bytes=self.max_checkpoint_bytes,
-                base_bytes=self.base_model_bytes,
-            )
-            return self._graded(dest)
+            return self._take_in(source, dest)
         except CheckpointError as exc:
             reason = reasons.invalid(str(exc))
         except OSError as exc:  # never the harness's own paths in a reason the agent reads
