@@ -84,8 +84,12 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
 
 def eos_ids(model: Any, tokenizer: Any) -> set[int]:
     """Every id that ends a turn: the generation config's (an int or a list) and the tokenizer's."""
+    return collect_eos_ids(getattr(model.generation_config, "eos_token_id", None), tokenizer)
+
+
+def collect_eos_ids(configured: Any, tokenizer: Any) -> set[int]:
+    """``configured`` (an ``eos_token_id``: an int, a list or None) and the tokenizer's."""
     ids: set[int] = set()
-    configured = getattr(model.generation_config, "eos_token_id", None)
     if isinstance(configured, int):
         ids.add(configured)
     elif configured:

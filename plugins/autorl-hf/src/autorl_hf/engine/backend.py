@@ -17,7 +17,7 @@ from typing import Any
 
 from autorl_hf.engine.env import EngineUnavailable, require_engine
 from autorl_hf.engine.server import EngineServer
-from autorl_hf.generation import Completion, Prompt, cut_at_stop, encode
+from autorl_hf.generation import Completion, Prompt, collect_eos_ids, cut_at_stop, encode
 
 
 def eos_ids_of(path: Path, tokenizer: Any) -> set[int]:
@@ -29,14 +29,7 @@ def eos_ids_of(path: Path, tokenizer: Any) -> set[int]:
         configured = GenerationConfig.from_pretrained(str(path)).eos_token_id
     except OSError:  # no generation_config.json: transformers derives it from config.json
         configured = getattr(AutoConfig.from_pretrained(str(path)), "eos_token_id", None)
-    ids: set[int] = set()
-    if isinstance(configured, int):
-        ids.add(configured)
-    elif configured:
-        ids.update(int(i) for i in configured)
-    if tokenizer.eos_token_id is not None:
-        ids.add(int(tokenizer.eos_token_id))
-    return ids
+    return collect_eos_ids(configured, tokenizer)
 
 
 HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
