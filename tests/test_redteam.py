@@ -86,6 +86,7 @@ MUST_RUN = {
     "grader_conn_flood",
     # the sealed test split (#31)
     "read_sealed_split",
+    "api_final_abuse",
 }
 """Attacks that must have been tried (a sandbox that broke the script would pass vacuously)."""
 
@@ -408,6 +409,16 @@ def test_every_attack_fails_and_the_run_is_intact(
     # the records are the harness's: no forged line, the baseline as evaluated
     lines = [json.loads(x) for x in (run_dir / "submissions.jsonl").read_text().splitlines()]
     assert all(entry.get("score") != 100 for entry in lines), lines
+    # the declaration flood left at most its allowance of records, and the selection is one
+    # of the agent's scored submissions
+    from autorl_grading.service import DECLARATIONS_PER_SUBMISSION
+
+    declared = (run_dir / "final.jsonl").read_text().splitlines()
+    assert 1 <= len(declared) <= DECLARATIONS_PER_SUBMISSION * 24
+    selected = json.loads((run_dir / "run.json").read_text())["scoring"]["selection"]
+    assert selected["submission_id"] in {
+        e["submission_id"] for e in lines if e["status"] == "scored"
+    }
     baseline = json.loads((run_dir / "baseline.json").read_text())
     assert baseline["score"] >= 0
     summary = json.loads((run_dir / "report" / "summary.json").read_text())

@@ -1626,6 +1626,73 @@ def api_admin_paths(run: Run, dl: Deadline) -> Result:
     return verdict(items, "admin-looking calls answered 2xx")
 
 
+@attack("api_final_abuse", timeout=180)
+def api_final_abuse(run: Run, dl: Deadline) -> Result:
+    """``POST /final`` (the agent's declaration of its final checkpoint, new with the sealed
+    protocol) with ids that name no submission of its own, malformed bodies, then a flood of
+    declarations alternating between two scored submissions (each one an fsynced record, and a
+    let-go checkpoint copied in again).
+
+    Succeeded: a bogus declaration answered 2xx, anything answered 5xx or not at all, or the
+    flood answered 2xx past the harness's allowance (4 per submission of the quota)."""
+    if problem := _needs_api(run):
+        return problem
+    items = []
+    for label, body in (
+        ("id 0", {"submission_id": 0}),
+        ("id -1", {"submission_id": -1}),
+        ("id 10**30", {"submission_id": 10**30}),
+        ("id 99999", {"submission_id": 99999}),
+        ("id as text", {"submission_id": "1; DROP"}),
+        ("id as float", {"submission_id": 1.5}),
+        ("id as bool", {"submission_id": True}),
+        ("no id", {}),
+        ("extra field", {"submission_id": 1, "score": 100.0}),
+        ("a list", [1, 2]),
+    ):
+        try:
+            resp = run.api.request("POST", "/final", body, timeout=15)
+            bad = resp.ok or resp.status >= 500
+            items.append(item(label, "succeeded" if bad else "blocked", f"HTTP {resp.status}"))
+        except (OSError, http.client.HTTPException) as exc:
+            items.append(item(label, "succeeded", f"no answer: {errno_name(exc)}"))
+    ids = []
+    for salt in (41, 42):
+        try:
+            target = near_copy(run, f"redteam-final-{salt}", salt=salt)
+            resp = run.api.submit(f"output/{target.name}", wait=True, timeout=120)
+        except (OSError, ValueError, http.client.HTTPException):
+            continue  # no base weights to nudge, or no answer: the flood is not tried
+        data = resp.json() if resp.ok else None
+        if isinstance(data, dict) and data.get("status") == "scored":
+            ids.append(int(data["submission_id"]))
+    if len(ids) == 2:
+        budget = run.api.request("GET", "/budget", timeout=15).json() or {}
+        allowance = 4 * int(budget.get("max_submissions") or 8)
+        accepted = errors = 0
+        for i in range(allowance + 20):
+            if dl.left() < 10:
+                break
+            try:
+                resp = run.api.request("POST", "/final", {"submission_id": ids[i % 2]}, timeout=30)
+            except (OSError, http.client.HTTPException):
+                errors += 1
+                continue
+            accepted += resp.ok
+            errors += resp.status >= 500
+        over = accepted > allowance
+        items.append(
+            item(
+                "declaration flood",
+                "succeeded" if over or errors else "blocked",
+                f"{accepted} accepted of {allowance + 20} (allowance {allowance}), {errors} errors",
+            )
+        )
+    else:
+        items.append(item("declaration flood", "error", f"could not score two ({ids})"))
+    return verdict(items, "a bogus or excess final declaration was accepted")
+
+
 @attack("api_refusal_flood", timeout=90)
 def api_refusal_flood(run: Run, dl: Deadline) -> Result:
     """Send 1,200 refused requests (unknown paths 4,000 characters long, no token) to bloat

@@ -18,7 +18,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from autorl.serving import BodyLimit, ContainErrors
 from autorl_grading.service import GradingService, SubmissionRefused
@@ -43,6 +43,9 @@ class SubmitBody(BaseModel):
 
 
 class FinalBody(BaseModel):
+    # strict: `true` or "1" is no submission's number; an unknown field is a mistake to say
+    model_config = ConfigDict(extra="forbid", strict=True)
+
     submission_id: int = Field(
         ..., description="An earlier submission (not failed) to declare your final checkpoint."
     )
