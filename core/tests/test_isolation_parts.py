@@ -1,48 +1,16 @@
-"""The pieces of the boundary, one by one: agent runtime, disk watch, code history without
-hooks, trajectory copies without links, and a precise error where the sandbox cannot run."""
+"""The core's pieces of the boundary: disk watch, code history without hooks, a state
+directory short enough for socket paths. (The agent runtime, trajectory copies and the isolated
+sandbox's own checks are tested in their plugins: autorl-sandbox-common, -isolated.)"""
 
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from autorl_sandbox_common.agentfiles import copy_agent_file
-from autorl_sandbox_common.runtime import build_runtime, closure
-from autorl_sandbox_isolated import sandbox as isolated
 
 from autorl.engine.diskwatch import DiskWatch, disk_usage
 from autorl.engine.history import CodeHistory
-from autorl.errors import ConfigError
-
-
-def test_runtime_has_the_training_stack_and_no_harness(tmp_path: Path) -> None:
-    runtime = build_runtime(cache=tmp_path)
-    assert "torch" in runtime.distributions and "trl" in runtime.distributions
-    assert not [d for d in runtime.distributions if d.startswith("autorl")]
-    site = next(runtime.root.glob("lib/python3*/site-packages"))
-    assert not list(site.glob("autorl*")), "harness code in the agent runtime"
-    probe = "import importlib.util as u; print(u.find_spec('autorl'), bool(u.find_spec('torch')))"
-    out = subprocess.run([str(runtime.python), "-c", probe], capture_output=True, text=True)
-    assert out.stdout.split() == ["None", "True"], out.stderr
-    again = build_runtime(cache=tmp_path)  # cached by digest: same directory, no rebuild
-    assert again.root == runtime.root
-
-
-def test_runtime_adds_the_kit_requirements_and_refuses_unknown_ones(tmp_path: Path) -> None:
-    runtime = build_runtime(["rank-bm25"], cache=tmp_path)
-    assert "rank-bm25" in runtime.distributions
-    with pytest.raises(ConfigError, match="pip install no-such-dist"):
-        build_runtime(["no-such-dist"], cache=tmp_path)
-
-
-def test_closure_follows_requirements_but_never_autorl() -> None:
-    from autorl_sandbox_common.runtime import _installed
-
-    found = closure(["transformers", "autorl-task-gsm8k"], _installed())
-    assert "tokenizers" in found and "huggingface-hub" in found
-    assert not [d for d in found if d.startswith("autorl")]
 
 
 def test_disk_usage_counts_allocated_blocks(tmp_path: Path) -> None:
@@ -89,64 +57,6 @@ def test_code_history_never_runs_hooks_or_agent_git_config(tmp_path: Path) -> No
     assert history.snapshot("one") is not None
     assert history.snapshot("two") is not None
     assert not marker.exists(), "the harness's git ran a hook"
-
-
-def test_agent_files_are_copied_without_links_or_fifos(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    secret = tmp_path / "eval.jsonl"
-    secret.write_text("held-out answers\n")
-    (home / "log.jsonl").write_text('{"ok": 1}\n')
-    (home / "link.jsonl").symlink_to(secret)
-    (home / "dir").symlink_to(tmp_path)
-    os.mkfifo(home / "fifo.jsonl")
-    out = tmp_path / "out"
-    assert copy_agent_file(home / "log.jsonl", out / "log.jsonl", home)
-    assert not copy_agent_file(home / "link.jsonl", out / "link.jsonl", home)
-    assert not copy_agent_file(home / "dir" / "eval.jsonl", out / "x.jsonl", home)
-    assert not copy_agent_file(home / "fifo.jsonl", out / "fifo.jsonl", home)  # never blocks
-    assert not copy_agent_file(home / "log.jsonl", out / "big.jsonl", home, max_bytes=3)
-    assert sorted(p.name for p in out.iterdir()) == ["log.jsonl"]
-
-
-def test_missing_bubblewrap_is_a_precise_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(isolated, "bwrap_path", lambda: None)
-    with pytest.raises(ConfigError) as info:
-        isolated.IsolatedSandbox().check()
-    assert "bubblewrap" in info.value.message and "apt-get install -y bubblewrap" in str(
-        info.value.hint
-    )
-
-
-def test_only_the_assigned_gpus_are_shown(tmp_path: Path) -> None:
-    """No GPU here: check what the sandbox would mount and tell CUDA (device nodes are bound
-    only for the assigned indices; CUDA numbers what it sees from 0)."""
-    from autorl_testing.sandbox import sandbox_request
-
-    from autorl.types import Limits
-
-    box = isolated.IsolatedSandbox()
-    request = sandbox_request(tmp_path, "", limits=Limits(gpus=("2", "5")))
-    argv = box._argv(request, tmp_path / "s.py", tmp_path / "s.json", tmp_path, tmp_path, 9)
-    bound = {argv[i + 1] for i, a in enumerate(argv) if a == "--dev-bind-try"}
-    assert {"/dev/nvidia2", "/dev/nvidia5", "/dev/nvidiactl", "/dev/nvidia-uvm"} <= bound
-    assert "/dev/nvidia0" not in bound
-    assert box.agent_env(request, None)["CUDA_VISIBLE_DEVICES"] == "0,1"
-    none = sandbox_request(tmp_path / "b", "")
-    plain = box._argv(none, tmp_path / "s.py", tmp_path / "s.json", tmp_path, tmp_path, 9)
-    assert "--dev-bind-try" not in plain
-    assert box.agent_env(none, None)["CUDA_VISIBLE_DEVICES"] == ""
-
-
-def test_closure_follows_requested_extras() -> None:
-    """``textworld[pddl]`` brings the planner ALFWorld's engine needs; plain ``textworld`` not."""
-    from autorl_sandbox_common.runtime import _installed
-
-    installed = _installed()
-    if "textworld" not in installed:
-        pytest.skip("textworld not installed")
-    assert "fast-downward-textworld" in closure(["textworld[pddl]"], installed)
-    assert "fast-downward-textworld" not in closure(["textworld"], installed)
 
 
 def test_a_run_dir_too_deep_for_socket_paths_gets_a_short_state_dir(tmp_path: Path) -> None:
