@@ -10,16 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from autorl_data.cache import build_once, files_digest, params_digest
-from autorl_task_common import copy_into_kit, kit_sources
+from autorl_data.cache import build_once, files_digest, params_digest, write_jsonl, write_split
+from autorl_task_common.interactive import InteractiveTask, build_kit
 from pydantic import Field
 
-from autorl.digest import file_digest, json_digest, short
 from autorl.errors import ConfigError
 from autorl.options import OptionsModel, PositiveInt
 from autorl.options import describe as describe_options
 from autorl.options import parse_options as validate
-from autorl.types import PreparedTask, TaskContext
 from autorl_task_alfworld import official
 from autorl_task_alfworld.description import describe
 from autorl_task_alfworld.games import (
@@ -41,7 +39,6 @@ from autorl_task_alfworld.protocol_reference import file_sha256
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATA_DIR = PACKAGE_DIR / "data"
 SHIPPED = {"train": DATA_DIR / "games_train.jsonl", "eval": DATA_DIR / "games_eval.jsonl"}
-KIT_NAME = "autorl_kit.py"
 KIT_PACKAGE = "alfworld_env"
 KIT_GAMES = "alfworld_games"
 ENV_MODULES = ("env.py", "prompt.py", "games.py")
@@ -202,18 +199,11 @@ def _examples_file(prompt: str, option: Path | None, data_path: Path | None) -> 
     return path
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    path.write_text(
-        "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows),
-        encoding="utf-8",
-    )
-
-
 def _dir_name(session_id: str) -> str:
     return session_id.replace("/", "__")
 
 
-class AlfWorldTask:
+class AlfWorldTask(InteractiveTask):
     """Household text games in the real ALFWorld engine; success rate over held-out games."""
 
     Options = Options
@@ -221,6 +211,13 @@ class AlfWorldTask:
 
     name = "alfworld"
     version = "1"
+    offline_split = OFFLINE_SPLIT
+    reference_split = REFERENCE_SPLIT
+    contracts = CONTRACTS
+    metric = "success_rate"
+    kit_requires = ("alfworld", "textworld[pddl]")
+    describe = staticmethod(describe)
+    parse_options = staticmethod(parse_options)
 
     def download(self, dest: Path) -> Path:
         """The reference prompt's examples (``dest/alfworld_3prompts.json``, from the ReAct
@@ -245,42 +242,17 @@ class AlfWorldTask:
         tool = Path(sys.executable).with_name("alfworld-download")
         return command([str(tool), "--data-dir", str(dest)], dest, who="alfworld")
 
-    def prepare(self, ctx: TaskContext) -> PreparedTask:
-        settings = parse_options(ctx.options)
-        cache = Path(ctx.cache_dir)
-        if settings.data_path is None:
-            split_dir, split = self._offline(cache, settings), OFFLINE_SPLIT
-        else:
-            split_dir, split = self._reference(cache, settings), REFERENCE_SPLIT
-        meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
-        reference = REFERENCE_EVALUATOR_CONFIG if split == REFERENCE_SPLIT else {}
-        config = {
+    def evaluator_config(self, settings: Settings, split: str, split_dir: Path) -> dict[str, Any]:
+        config: dict[str, Any] = {
             **EVALUATOR_CONFIG,
-            **reference,
+            **(REFERENCE_EVALUATOR_CONFIG if split == REFERENCE_SPLIT else {}),
             **PROMPT_EVALUATOR_CONFIG[settings.prompt],
             "max_steps": settings.max_steps,
         }
         if settings.react_prompts is not None:
             config["react_prompts"] = str(settings.react_prompts)
             config["react_prompts_sha256"] = settings.react_prompts_sha256
-        return PreparedTask(
-            train_files=(split_dir / "train.jsonl",),
-            eval_path=split_dir / "eval.jsonl",
-            description=describe(
-                split=split,
-                n_train=meta["n_train"],
-                n_eval=meta["n_eval"],
-                evaluator_config=config,
-                prompt=settings.prompt,
-            ),
-            evaluator="rollout",
-            evaluator_config=config,
-            contract=CONTRACTS[settings.prompt],
-            kit_dir=self._kit(cache, split_dir, settings, config["history_window"]),
-            kit_requires=("alfworld", "textworld[pddl]"),
-            split=split,
-            metric="success_rate",
-        )
+        return config
 
     def _offline(self, cache: Path, settings: Settings) -> Path:
         params = {
@@ -308,7 +280,7 @@ class AlfWorldTask:
             for record in train:
                 materialize(record, staging / "train_games" / record.id, domain, grammar)
             train_rows = [{**_row(record), "layout": record.layout} for record in train]
-            self._finish(staging, train_rows, eval_rows, params)
+            write_split(staging, train_rows, eval_rows, params)
 
         return build_once(cache / f"{OFFLINE_SPLIT}-{params_digest(params)}", build)
 
@@ -356,50 +328,24 @@ class AlfWorldTask:
                         "goal": row["goal"],
                     }
                 )
-            self._finish(staging, train_rows, eval_rows, params)
+            write_split(staging, train_rows, eval_rows, params)
 
         return build_once(cache / f"{REFERENCE_SPLIT}-{params_digest(params)}", build)
 
     @staticmethod
-    def _finish(
-        staging: Path,
-        train_rows: list[dict[str, Any]],
-        eval_rows: list[dict[str, Any]],
-        params: dict[str, Any],
-    ) -> None:
-        _write_jsonl(staging / "train.jsonl", train_rows)
-        _write_jsonl(staging / "eval.jsonl", eval_rows)
-        meta = {**params, "n_train": len(train_rows), "n_eval": len(eval_rows)}
-        (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    def _kit(cache: Path, split_dir: Path, settings: Settings, config: dict[str, Any]) -> Path:
+        """The kit: the env modules, the TRAIN games only (``index.jsonl``, ``config.json``: the
+        grader's step limit, history window and prompt) and, with the reference prompt, its
+        examples file (public prompts)."""
+        grader = {
+            "max_steps": settings.max_steps,
+            "history_window": config["history_window"],
+            "prompt": settings.prompt,
+        }
 
-    @staticmethod
-    def _kit(cache: Path, split_dir: Path, settings: Settings, history_window: int) -> Path:
-        """``kit/``: ``autorl_kit.py``, the env modules, the TRAIN games only and, with the
-        reference prompt, its examples file (public prompts)."""
-        max_steps, prompt = settings.max_steps, settings.prompt
-        sources = [*(PACKAGE_DIR / name for name in (*ENV_MODULES, "kit.py")), *kit_sources()]
-        key = json_digest(
-            [
-                file_digest(sources),
-                split_dir.name,
-                max_steps,
-                history_window,
-                prompt,
-                settings.react_prompts_sha256,
-            ]
-        )
-        target = cache / f"kit-{short(key, 12)}"
-
-        def build(staging: Path) -> None:
-            package = staging / KIT_PACKAGE
-            package.mkdir()
-            (package / "__init__.py").write_text(
-                '"""The ALFWorld environment (a copy of the grader\'s modules)."""\n',
-                encoding="utf-8",
-            )
-            for name in ENV_MODULES:
-                shutil.copyfile(PACKAGE_DIR / name, package / name)
-            shutil.copytree(split_dir / "train_games", staging / KIT_GAMES)
+        def fill(staging: Path) -> None:
+            games = staging / KIT_GAMES
+            shutil.copytree(split_dir / "train_games", games)
             rows = [json.loads(line) for line in (split_dir / "train.jsonl").open()]
             index = [
                 {
@@ -410,17 +356,20 @@ class AlfWorldTask:
                 }
                 for r in rows
             ]
-            _write_jsonl(staging / KIT_GAMES / "index.jsonl", index)
-            grader = {"max_steps": max_steps, "history_window": history_window, "prompt": prompt}
-            (staging / KIT_GAMES / "config.json").write_text(
-                json.dumps(grader) + "\n", encoding="utf-8"
-            )
+            write_jsonl(games / "index.jsonl", index)
+            (games / "config.json").write_text(json.dumps(grader) + "\n", encoding="utf-8")
             if settings.react_prompts is not None:
                 shutil.copyfile(settings.react_prompts, staging / KIT_EXAMPLES)
-            copy_into_kit(staging)  # the shared modules the env modules import
-            shutil.copyfile(PACKAGE_DIR / "kit.py", staging / KIT_NAME)
 
-        return build_once(target, build, marker=KIT_NAME)
+        return build_kit(
+            cache,
+            package_dir=PACKAGE_DIR,
+            package=KIT_PACKAGE,
+            modules=ENV_MODULES,
+            title="ALFWorld",
+            key=[split_dir.name, *grader.values(), settings.react_prompts_sha256],
+            fill=fill,
+        )
 
 
 def _row(record: GameRecord, **extra: str) -> dict[str, Any]:

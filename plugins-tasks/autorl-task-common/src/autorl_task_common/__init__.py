@@ -1,7 +1,8 @@
-"""What autorl's interactive tasks share; standard library only, copied into workspace kits.
+"""What autorl's interactive tasks share; the kit modules are standard library only.
 
 A task's grader imports these modules from the installed package; its workspace kit gets a copy
-of this package (``kit/autorl_task_common/``), since the kit runs where no autorl package is.
+of :data:`KIT_MODULES` (``kit/autorl_task_common/``), since the kit runs where no autorl package
+is. ``interactive`` (the tasks' ``prepare`` skeleton) imports autorl and is never copied.
 """
 
 from __future__ import annotations

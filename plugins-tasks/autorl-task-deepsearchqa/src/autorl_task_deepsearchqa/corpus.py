@@ -94,12 +94,6 @@ def load_questions(path: str | os.PathLike[str]) -> list[Question]:
     return [Question.from_dict(row) for row in _rows(path)]
 
 
-def write_questions_jsonl(path: str | os.PathLike[str], questions: Iterable[Question]) -> None:
-    with Path(path).open("w", encoding="utf-8") as fh:
-        for question in questions:
-            fh.write(json.dumps(question.to_dict(), ensure_ascii=False) + "\n")
-
-
 def write_json(path: str | os.PathLike[str], rows: Iterable[Any]) -> None:
     payload = [asdict(r) if hasattr(r, "__dataclass_fields__") else r for r in rows]
     for row in payload:

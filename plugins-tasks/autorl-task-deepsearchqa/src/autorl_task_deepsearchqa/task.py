@@ -9,21 +9,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from autorl_data.cache import build_once, files_digest, params_digest
-from autorl_task_common import copy_into_kit, kit_sources
+from autorl_data.cache import build_once, files_digest, params_digest, write_split
+from autorl_task_common.interactive import InteractiveTask, build_kit
 from pydantic import Field
 
-from autorl.digest import file_digest, json_digest, short
 from autorl.errors import AutorlError, ConfigError
 from autorl.options import OptionsModel, PositiveInt
 from autorl.options import describe as describe_options
 from autorl.options import parse_options as validate
-from autorl.types import PreparedTask, TaskContext
 from autorl_task_deepsearchqa.corpus import (
     Question,
     load_questions,
     write_json,
-    write_questions_jsonl,
 )
 from autorl_task_deepsearchqa.description import describe
 from autorl_task_deepsearchqa.env import DEFAULT_MAX_STEPS, DEFAULT_TOP_K
@@ -32,7 +29,6 @@ from autorl_task_deepsearchqa.prompt_reference import MAX_NEW_TOKENS as REFERENC
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATA_DIR = PACKAGE_DIR / "data"
-KIT_NAME = "autorl_kit.py"
 KIT_PACKAGE = "deepsearchqa_env"
 KIT_DATA = "deepsearchqa_data"
 ENV_MODULES = (
@@ -198,7 +194,7 @@ def parse_options(options: Mapping[str, Any]) -> Settings:
     )
 
 
-class DeepSearchQATask:
+class DeepSearchQATask(InteractiveTask):
     """Multi-hop question answering with search: accuracy judged per answer (L3)."""
 
     Options = Options
@@ -206,6 +202,13 @@ class DeepSearchQATask:
 
     name = "deepsearchqa"
     version = "1"
+    offline_split = OFFLINE_SPLIT
+    reference_split = REFERENCE_SPLIT
+    contracts = CONTRACTS
+    metric = "accuracy"
+    kit_requires = ("rank-bm25",)
+    describe = staticmethod(describe)
+    parse_options = staticmethod(parse_options)
 
     def download(self, dest: Path) -> Path:
         """``google/deepsearchqa`` (its CSV of 900 questions) into ``dest``; then
@@ -214,14 +217,7 @@ class DeepSearchQATask:
 
         return hub_dataset("google/deepsearchqa", dest, ["*.csv"], who="deepsearchqa")
 
-    def prepare(self, ctx: TaskContext) -> PreparedTask:
-        settings = parse_options(ctx.options)
-        cache = Path(ctx.cache_dir)
-        if settings.data_path is None:
-            split_dir, split = self._offline(cache, settings), OFFLINE_SPLIT
-        else:
-            split_dir, split = self._reference(cache, settings), REFERENCE_SPLIT
-        meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
+    def evaluator_config(self, settings: Settings, split: str, split_dir: Path) -> dict[str, Any]:
         config: dict[str, Any] = {
             **EVALUATOR_CONFIG,
             **(REFERENCE_EVALUATOR_CONFIG if split == REFERENCE_SPLIT else {}),
@@ -234,24 +230,7 @@ class DeepSearchQATask:
         }
         if settings.replay is not None:
             config["replay"] = str(settings.replay)
-        return PreparedTask(
-            train_files=(split_dir / "train.jsonl",),
-            eval_path=split_dir / "eval.jsonl",
-            description=describe(
-                split=split,
-                n_train=meta["n_train"],
-                n_eval=meta["n_eval"],
-                evaluator_config=config,
-                prompt=settings.prompt,
-            ),
-            evaluator="rollout",
-            evaluator_config=config,
-            contract=CONTRACTS[settings.prompt],
-            kit_dir=self._kit(cache, split_dir, settings),
-            kit_requires=("rank-bm25",),
-            split=split,
-            metric="accuracy",
-        )
+        return config
 
     def _offline(self, cache: Path, settings: Settings) -> Path:
         names = ("corpus.json", "questions_train.json", "questions_eval.json")
@@ -308,39 +287,32 @@ class DeepSearchQATask:
     def _write(
         staging: Path, train: list[Question], evals: list[Question], params: dict[str, Any]
     ) -> None:
-        write_questions_jsonl(staging / "train.jsonl", train)
-        write_questions_jsonl(staging / "eval.jsonl", evals)
-        meta = {**params, "n_train": len(train), "n_eval": len(evals)}
-        (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        write_split(staging, [q.to_dict() for q in train], [q.to_dict() for q in evals], params)
 
     @staticmethod
-    def _kit(cache: Path, split_dir: Path, settings: Settings) -> Path:
-        """``kit/``: ``autorl_kit.py``, the env modules, the corpus and the TRAIN questions."""
+    def _kit(cache: Path, split_dir: Path, settings: Settings, config: dict[str, Any]) -> Path:
+        """The kit: the env modules, the corpus and the TRAIN questions only, and
+        ``settings.json`` (the grader's step limit, results per search, window and prompt)."""
         kit_settings = {
             "max_steps": settings.max_steps,
             "top_k": settings.top_k,
             "history_window": HISTORY_WINDOW,
             "prompt": settings.prompt,
         }
-        sources = [*(PACKAGE_DIR / name for name in (*ENV_MODULES, "kit.py")), *kit_sources()]
-        key = json_digest([file_digest(sources), split_dir.name, kit_settings])
-        target = cache / f"kit-{short(key, 12)}"
 
-        def build(staging: Path) -> None:
-            package = staging / KIT_PACKAGE
-            package.mkdir()
-            (package / "__init__.py").write_text(
-                '"""The DeepSearchQA environment (a copy of the grader\'s modules)."""\n',
-                encoding="utf-8",
-            )
-            for name in ENV_MODULES:
-                shutil.copyfile(PACKAGE_DIR / name, package / name)
+        def fill(staging: Path) -> None:
             data = staging / KIT_DATA
             data.mkdir()
             shutil.copyfile(split_dir / "corpus.json", data / "corpus.json")
             write_json(data / "questions_train.json", load_questions(split_dir / "train.jsonl"))
             (data / "settings.json").write_text(json.dumps(kit_settings) + "\n", encoding="utf-8")
-            copy_into_kit(staging)  # the shared modules the env modules import
-            shutil.copyfile(PACKAGE_DIR / "kit.py", staging / KIT_NAME)
 
-        return build_once(target, build, marker=KIT_NAME)
+        return build_kit(
+            cache,
+            package_dir=PACKAGE_DIR,
+            package=KIT_PACKAGE,
+            modules=ENV_MODULES,
+            title="DeepSearchQA",
+            key=[split_dir.name, kit_settings],
+            fill=fill,
+        )

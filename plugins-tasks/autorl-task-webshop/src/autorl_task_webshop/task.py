@@ -9,22 +9,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from autorl_data.cache import build_once, files_digest, params_digest
-from autorl_task_common import copy_into_kit, kit_sources
+from autorl_data.cache import build_once, files_digest, params_digest, write_split
+from autorl_task_common.interactive import InteractiveTask, build_kit
 from pydantic import Field
 
-from autorl.digest import file_digest, json_digest, short
 from autorl.errors import ConfigError
 from autorl.options import OptionsModel, PositiveInt
 from autorl.options import describe as describe_options
 from autorl.options import parse_options as validate
-from autorl.types import PreparedTask, TaskContext
 from autorl_task_webshop.catalog import Goal, Product, dump_json, load_goals, load_products
 from autorl_task_webshop.description import describe
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATA_DIR = PACKAGE_DIR / "data"
-KIT_NAME = "autorl_kit.py"
 KIT_PACKAGE = "webshop_env"
 KIT_DATA = "webshop_data"
 ENV_MODULES = (
@@ -131,13 +128,7 @@ def parse_options(options: Mapping[str, Any]) -> Settings:
     )
 
 
-def write_jsonl(path: Path, goals: list[Goal]) -> None:
-    with path.open("w", encoding="utf-8") as fh:
-        for goal in goals:
-            fh.write(json.dumps(goal.to_dict(), ensure_ascii=False) + "\n")
-
-
-class WebShopTask:
+class WebShopTask(InteractiveTask):
     """Interactive shopping: search, open, choose options, buy; success = reward >= 0.5 (L3)."""
 
     Options = Options
@@ -145,6 +136,13 @@ class WebShopTask:
 
     name = "webshop"
     version = "1"
+    offline_split = OFFLINE_SPLIT
+    reference_split = REFERENCE_SPLIT
+    contracts = CONTRACTS
+    metric = "success_rate"
+    kit_requires = ("rank-bm25",)
+    describe = staticmethod(describe)
+    parse_options = staticmethod(parse_options)
 
     def download(self, dest: Path) -> Path:
         """WebShop's files are on Google Drive, not on a hub this project can reach by an API:
@@ -157,38 +155,13 @@ class WebShopTask:
             "task_options.data_path to it; see docs/reference.md",
         )
 
-    def prepare(self, ctx: TaskContext) -> PreparedTask:
-        settings = parse_options(ctx.options)
-        cache = Path(ctx.cache_dir)
-        if settings.data_path is None:
-            split_dir, split = self._offline(cache, settings), OFFLINE_SPLIT
-        else:
-            split_dir, split = self._reference(cache, settings), REFERENCE_SPLIT
-        meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
-        config = {
+    def evaluator_config(self, settings: Settings, split: str, split_dir: Path) -> dict[str, Any]:
+        return {
             **EVALUATOR_CONFIG,
             **PROMPT_EVALUATOR_CONFIG[settings.prompt],
             "max_steps": settings.max_steps,
             "catalog_path": str(split_dir / "catalog.json"),
         }
-        return PreparedTask(
-            train_files=(split_dir / "train.jsonl",),
-            eval_path=split_dir / "eval.jsonl",
-            description=describe(
-                split=split,
-                n_train=meta["n_train"],
-                n_eval=meta["n_eval"],
-                evaluator_config=config,
-                prompt=settings.prompt,
-            ),
-            evaluator="rollout",
-            evaluator_config=config,
-            contract=CONTRACTS[settings.prompt],
-            kit_dir=self._kit(cache, split_dir, settings),
-            kit_requires=("rank-bm25",),
-            split=split,
-            metric="success_rate",
-        )
 
     def _offline(self, cache: Path, settings: Settings) -> Path:
         files = [DATA_DIR / n for n in ("catalog.json", "goals_train.json", "goals_eval.json")]
@@ -252,42 +225,36 @@ class WebShopTask:
         if settings.train_size is not None:
             train = train[: settings.train_size]
         dump_json(staging / "catalog.json", products)
-        write_jsonl(staging / "train.jsonl", train)
-        write_jsonl(staging / "eval.jsonl", evals)
-        meta = {**params, "n_products": len(products), "n_train": len(train), "n_eval": len(evals)}
-        (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        write_split(
+            staging,
+            [goal.to_dict() for goal in train],
+            [goal.to_dict() for goal in evals],
+            {**params, "n_products": len(products)},
+        )
 
     @staticmethod
-    def _kit(cache: Path, split_dir: Path, settings: Settings) -> Path:
-        """``kit/``: ``autorl_kit.py``, the env modules, the catalogue and the TRAIN goals only,
-        and ``settings.json`` (the grader's prompt style and step limit)."""
+    def _kit(cache: Path, split_dir: Path, settings: Settings, config: dict[str, Any]) -> Path:
+        """The kit: the env modules, the catalogue and the TRAIN goals only, and
+        ``settings.json`` (the grader's prompt style, step limit and history window)."""
         kit_settings = {
             "prompt": settings.prompt,
             "max_steps": settings.max_steps,
-            "history_window": {**EVALUATOR_CONFIG, **PROMPT_EVALUATOR_CONFIG[settings.prompt]}[
-                "history_window"
-            ],
+            "history_window": config["history_window"],
         }
-        sources = [*(PACKAGE_DIR / name for name in (*ENV_MODULES, "kit.py")), *kit_sources()]
-        key = json_digest([file_digest(sources), split_dir.name, kit_settings])
-        target = cache / f"kit-{short(key, 12)}"
 
-        def build(staging: Path) -> None:
-            package = staging / KIT_PACKAGE
-            package.mkdir()
-            (package / "__init__.py").write_text(
-                '"""The WebShop environment (a copy of the grader\'s modules)."""\n',
-                encoding="utf-8",
-            )
-            for name in ENV_MODULES:
-                shutil.copyfile(PACKAGE_DIR / name, package / name)
+        def fill(staging: Path) -> None:
             data = staging / KIT_DATA
             data.mkdir()
             shutil.copyfile(split_dir / "catalog.json", data / "catalog.json")
-            train = load_goals(split_dir / "train.jsonl")
-            dump_json(data / "goals_train.json", train)
+            dump_json(data / "goals_train.json", load_goals(split_dir / "train.jsonl"))
             (data / "settings.json").write_text(json.dumps(kit_settings, indent=2) + "\n")
-            copy_into_kit(staging)  # the shared modules the env modules import
-            shutil.copyfile(PACKAGE_DIR / "kit.py", staging / KIT_NAME)
 
-        return build_once(target, build, marker=KIT_NAME)
+        return build_kit(
+            cache,
+            package_dir=PACKAGE_DIR,
+            package=KIT_PACKAGE,
+            modules=ENV_MODULES,
+            title="WebShop",
+            key=[split_dir.name, kit_settings],
+            fill=fill,
+        )

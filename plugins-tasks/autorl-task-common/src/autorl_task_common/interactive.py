@@ -1,0 +1,157 @@
+"""The ``prepare`` an interactive (L3) task shares: split, rollout config, contract, kit.
+
+Each L3 task (alfworld, webshop, deepsearchqa) builds its shipped offline split unless
+``data_path`` names the official data (the reference split), has the ``rollout`` evaluator play
+it with the contract of the chosen prompt, and hands the agent a kit: ``autorl_kit.py``, a copy
+of the environment modules, the TRAIN data only, and this package's kit modules. What differs
+(how a split is read and written, the evaluator's numbers, what data the kit holds) stays in the
+task; the order of the steps and the kit's layout live here once.
+
+Grader side only: this module imports autorl and is not one of :data:`KIT_MODULES`, so it is
+never copied into a kit.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from autorl_data.cache import build_once
+
+from autorl.digest import file_digest, json_digest, short
+from autorl.types import PreparedTask, TaskContext
+from autorl_task_common import copy_into_kit, kit_sources
+
+KIT_NAME = "autorl_kit.py"
+"""The kit module the agent imports; a copy of the task package's ``kit.py``."""
+
+
+class InteractiveSettings(Protocol):
+    """What the skeleton reads of a task's validated options."""
+
+    @property
+    def data_path(self) -> Path | None: ...
+
+    @property
+    def prompt(self) -> str: ...
+
+
+class Describe(Protocol):
+    def __call__(
+        self,
+        *,
+        split: str,
+        n_train: int,
+        n_eval: int,
+        evaluator_config: Mapping[str, Any],
+        prompt: str,
+    ) -> str: ...
+
+
+def read_meta(split_dir: Path) -> dict[str, Any]:
+    """A built split's ``meta.json`` (its parameters, ``n_train`` and ``n_eval``)."""
+    return json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
+
+
+def build_kit(
+    cache: Path,
+    *,
+    package_dir: Path,
+    package: str,
+    modules: Sequence[str],
+    title: str,
+    key: Sequence[Any],
+    fill: Callable[[Path], None],
+) -> Path:
+    """Build the kit once under ``cache/kit-<digest>`` and return it.
+
+    The kit holds ``autorl_kit.py`` (``package_dir/kit.py``), ``package/`` (verbatim copies of
+    ``modules``, the grader's environment), ``autorl_task_common/`` (what those modules import)
+    and whatever ``fill(staging)`` writes: the TRAIN data and the grader's settings, never
+    held-out data. The digest covers every copied source and ``key`` (the split and settings the
+    data depends on), so a changed module or option builds a new kit.
+    """
+    sources = [*(package_dir / name for name in (*modules, "kit.py")), *kit_sources()]
+    target = cache / f"kit-{short(json_digest([file_digest(sources), *key]), 12)}"
+
+    def build(staging: Path) -> None:
+        env = staging / package
+        env.mkdir()
+        (env / "__init__.py").write_text(
+            f'"""The {title} environment (a copy of the grader\'s modules)."""\n',
+            encoding="utf-8",
+        )
+        for name in modules:
+            shutil.copyfile(package_dir / name, env / name)
+        fill(staging)
+        copy_into_kit(staging)  # the shared modules the env modules import
+        shutil.copyfile(package_dir / "kit.py", staging / KIT_NAME)
+
+    return build_once(target, build, marker=KIT_NAME)
+
+
+class InteractiveTask:
+    """:meth:`prepare` of an L3 task; a subclass fills in the class attributes and the hooks.
+
+    The offline split is built from the shipped data unless the options' ``data_path`` is set,
+    then the reference split from the official data; both hold ``train.jsonl``, ``eval.jsonl``
+    and ``meta.json``. The rollout evaluator plays the eval split with the contract of the
+    options' ``prompt``.
+    """
+
+    offline_split: ClassVar[str]
+    reference_split: ClassVar[str]
+    contracts: ClassVar[Mapping[str, str]]
+    """The contract module per prompt style."""
+    metric: ClassVar[str]
+    kit_requires: ClassVar[tuple[str, ...]]
+    """Packages the kit needs in the agent's runtime."""
+    describe: ClassVar[Describe]
+    """The task's description, from the split, its sizes, the evaluator config and the prompt."""
+
+    def parse_options(self, options: Mapping[str, Any]) -> InteractiveSettings:
+        raise NotImplementedError
+
+    def _offline(self, cache: Path, settings: Any) -> Path:
+        raise NotImplementedError
+
+    def _reference(self, cache: Path, settings: Any) -> Path:
+        raise NotImplementedError
+
+    def evaluator_config(self, settings: Any, split: str, split_dir: Path) -> dict[str, Any]:
+        """The rollout evaluator's config for this run."""
+        raise NotImplementedError
+
+    def _kit(self, cache: Path, split_dir: Path, settings: Any, config: dict[str, Any]) -> Path:
+        raise NotImplementedError
+
+    def prepare(self, ctx: TaskContext) -> PreparedTask:
+        settings = self.parse_options(ctx.options)
+        cache = Path(ctx.cache_dir)
+        if settings.data_path is None:
+            split_dir, split = self._offline(cache, settings), self.offline_split
+        else:
+            split_dir, split = self._reference(cache, settings), self.reference_split
+        meta = read_meta(split_dir)
+        config = self.evaluator_config(settings, split, split_dir)
+        return PreparedTask(
+            train_files=(split_dir / "train.jsonl",),
+            eval_path=split_dir / "eval.jsonl",
+            description=type(self).describe(
+                split=split,
+                n_train=meta["n_train"],
+                n_eval=meta["n_eval"],
+                evaluator_config=config,
+                prompt=settings.prompt,
+            ),
+            evaluator="rollout",
+            evaluator_config=config,
+            contract=self.contracts[settings.prompt],
+            kit_dir=self._kit(cache, split_dir, settings, config),
+            kit_requires=self.kit_requires,
+            split=split,
+            metric=self.metric,
+        )
