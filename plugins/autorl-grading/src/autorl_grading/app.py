@@ -4,8 +4,8 @@ No endpoint sets the baseline or writes a score: the agent can submit and read, 
 Everything the agent sends is hostile: bodies are capped before they are read (64 KiB: the
 largest legitimate body is a ``model_path`` of at most 4096 characters), and no error answer
 echoes the request or carries exception text, a traceback or a path of the harness; an
-unexpected exception is one rate-limited log line (``autorl.serving.ContainErrors``), never a
-traceback on the harness's terminal. Connection limits live in ``autorl.serving``.
+unexpected exception is one rate-limited log line (``autorl_serving.ContainErrors``), never a
+traceback on the harness's terminal. Connection limits live in ``autorl_serving``.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import hmac
 import logging
 from typing import Any
 
+from autorl_serving import BodyLimit, ContainErrors
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
-from autorl.serving import BodyLimit, ContainErrors
 from autorl_grading.service import GradingService, SubmissionRefused
 
 MAX_BODY_BYTES = 64 * 1024

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autorl.serving import ThreadedServer
+from autorl_serving import ThreadedServer
 
 
 class GradingServer(ThreadedServer):

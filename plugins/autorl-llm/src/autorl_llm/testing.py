@@ -314,7 +314,7 @@ class FakeProvider:
     # server --------------------------------------------------------------------------------
 
     def start(self, timeout: float = 10.0) -> FakeProvider:
-        from autorl.serving import ThreadedServer
+        from autorl_serving import ThreadedServer
 
         self._server = ThreadedServer(self.app, what="fake provider", host=self.host)
         self.port = self._server.port

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from autorl.serving import HOST, unix_listener
+from autorl_serving import HOST, unix_listener
 
 MAX_HEADER = 64 * 1024
 DEFAULT_PORTS = (80, 443)

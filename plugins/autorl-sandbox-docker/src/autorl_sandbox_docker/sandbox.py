@@ -494,7 +494,7 @@ class DockerSandbox:
             self._pieces.hand_over(request, *ids)
         else:  # not root: the agent keeps the harness's uid, never the container's root
             ids = (os.getuid(), os.getgid())
-            # the forwarded services' sockets are 0600 (autorl.serving.unix_listener), but here
+            # the forwarded services' sockets are 0600 (autorl_serving.unix_listener), but here
             # the forwarder is the container's root without CAP_DAC_OVERRIDE, not their owner:
             # widen them as the lifeline below (the agent has the harness's uid here anyway)
             for forward in request.forwards:

@@ -450,7 +450,8 @@ class SandboxConformance(PluginConformance):
         import socket
         import threading
 
-        from autorl.serving import unix_listener
+        from autorl_serving import unix_listener
+
         from autorl.types import Forward
 
         (tmp_path / "run" / "sandbox").mkdir(parents=True, exist_ok=True)

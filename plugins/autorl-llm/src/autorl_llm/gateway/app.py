@@ -11,7 +11,7 @@ Paths (the same the fake provider serves, and what the agent CLIs call):
 Every request is the agent's and may be hostile: a body over ``max_body_bytes`` (8 MiB by
 default) is answered 413 before it is read in full, a malformed one 400, both in the API's own
 error format; an unexpected exception is a 500 and one rate-limited log line, never a traceback
-on the harness's terminal (``autorl.serving``).
+on the harness's terminal (``autorl_serving``).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from autorl_serving import BodyLimit, ContainErrors
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from autorl.serving import BodyLimit, ContainErrors
 from autorl_llm.drivers.errors import DriverAPIError, DriverError, DriverRequestError
 from autorl_llm.drivers.usage import estimate_tokens
 from autorl_llm.drivers.wire import parse, render

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from autorl_serving import HOST, ThreadedServer
+
 from autorl.errors import AutorlError
-from autorl.serving import HOST, ThreadedServer
 from autorl_llm.drivers.calllog import DriverCallLog
 from autorl_llm.gateway.budget import DriverBudget
 from autorl_llm.gateway.health import Notify, UpstreamHealth

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from autorl.serving import ThreadedServer
+from autorl_serving import ThreadedServer
 
 
 async def app(scope: dict, receive: object, send: object) -> None:

@@ -22,8 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from autorl.serving import BodyLimit, ContainErrors, RepeatFilter, ThreadedServer, unix_listener
+from autorl_serving import BodyLimit, ContainErrors, RepeatFilter, ThreadedServer, unix_listener
 
 HERE = Path(__file__).parent
 
@@ -344,7 +343,7 @@ def test_body_limit_and_contained_errors(capfd: pytest.CaptureFixture[str]) -> N
 
 
 def test_errno_set_covers_descriptor_shortage() -> None:
-    from autorl.serving import RESOURCE_ERRNOS
+    from autorl_serving import RESOURCE_ERRNOS
 
     assert {errno.EMFILE, errno.ENFILE} <= RESOURCE_ERRNOS
     assert asyncio  # imported for the subprocess's app only
