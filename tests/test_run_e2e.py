@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from autorl.digest import installed_digest
+
 AUTORL = str(Path(sys.executable).parent / "autorl")
 HARNESS_RECORDS = {
     "manifest.json",
@@ -88,6 +90,8 @@ def test_manifest_records_config_versions_and_hashes(tiny_run: dict) -> None:
     manifest = json.loads((tiny_run["run_dir"] / "manifest.json").read_text())
     assert manifest["config"]["model"] == "tiny"
     assert manifest["versions"]["autorl"]
+    # the installed libraries' digest (docs/installing.md): this environment's, taken at the run
+    assert manifest["lock"] == installed_digest() and manifest["lock"]["distributions"] > 50
     # eval: the dev half the agent's submissions are scored on; test: the sealed half
     assert set(manifest["hashes"]) == {"train", "eval", "test", "base_model", "base_model_files"}
     assert manifest["sandbox"]["name"] == "isolated" and manifest["sandbox"]["isolated"] is True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from autorl.digest import file_digest, json_digest, short
+from autorl.digest import file_digest, installed_digest, json_digest, short
 
 
 def test_json_digest_is_canonical_json() -> None:
@@ -47,3 +47,20 @@ def test_file_digest_relative_to_a_base_ignores_where_the_tree_is(tmp_path: Path
 def test_short_names() -> None:
     digest = json_digest([])
     assert short(digest) == digest[7:23] and len(short(digest, 12)) == 12
+
+
+def test_installed_digest_changes_with_any_version_and_ignores_autorl() -> None:
+    pins = [("numpy", "2.3.1"), ("Torch", "2.13.0+cpu"), ("autorl-hf", "0.1.0")]
+    digest = installed_digest(pins)
+    assert digest == {
+        "sha256": json_digest(["numpy==2.3.1", "torch==2.13.0+cpu"]),
+        "distributions": 2,
+    }
+    assert installed_digest(reversed(pins)) == digest  # the order found is not a difference
+    assert installed_digest([("numpy", "2.3.2"), *pins[1:]])["sha256"] != digest["sha256"]
+    assert installed_digest([*pins, ("scipy", "1.16.0")])["sha256"] != digest["sha256"]
+    # the harness's own versions are the manifest's ``versions``; torch's build label counts
+    assert installed_digest([*pins[:2], ("autorl-hf", "0.2.0")]) == digest
+    assert installed_digest([pins[0], ("torch", "2.13.0+cu128")]) != digest
+    live = installed_digest()
+    assert live["distributions"] > 10 and live["sha256"].startswith("sha256:")

@@ -4,12 +4,14 @@
 (canonical JSON: keys sorted, no spaces, UTF-8; other objects by ``str``), and :func:`short` cuts
 either to a few hex digits for a file or directory name. Model weights are hashed by their
 tensors instead (the grader's ``fingerprint``), so a re-saved checkpoint is not new.
+:func:`installed_digest` fingerprints the installed libraries (the manifest's ``lock``).
 Standard library only.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -44,3 +46,15 @@ def file_digest(paths: Iterable[str | Path], base: str | Path | None = None) -> 
 def short(digest: str, length: int = 16) -> str:
     """The first ``length`` hex digits of a digest, for a file or directory name."""
     return digest.removeprefix(PREFIX)[:length]
+
+
+def installed_digest(pins: Iterable[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """The installed libraries as one digest: sorted ``name==version`` of every distribution
+    (``pins``, else what :mod:`importlib.metadata` finds) but autorl's own, whose versions the
+    manifest lists apart. It works for a clone installed from ``constraints.txt`` and for wheels
+    alike; equal digests mean the same library versions (``make lock`` writes the lock's)."""
+    if pins is None:
+        pins = ((d.metadata["Name"] or "", d.version) for d in importlib.metadata.distributions())
+    names = {(name.lower().replace("_", "-").replace(".", "-"), v) for name, v in pins if name}
+    lines = sorted(f"{n}=={v}" for n, v in names if not n.startswith("autorl"))
+    return {"sha256": json_digest(lines), "distributions": len(lines)}
