@@ -33,13 +33,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import autorl_agent_cli_common  # noqa: F401
+import autorl_driver_anthropic  # noqa: F401
+import autorl_driver_gemini  # noqa: F401
+import autorl_driver_openai  # noqa: F401
+import autorl_driver_vllm  # noqa: F401
 import pytest
 
 pytestmark = pytest.mark.slow
 
-pytest.importorskip("autorl_agent_cli_common", reason="needs the agent CLI adapters")
-for _backend in ("openai", "anthropic", "gemini", "vllm"):
-    pytest.importorskip(f"autorl_driver_{_backend}", reason=f"needs autorl-driver-{_backend}")
 
 AGENTS = ("claude-code", "codex", "gemini-cli", "opencode", "openhands")
 UPSTREAM_KEY = "sk-upstream-matrix"

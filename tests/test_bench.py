@@ -9,12 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import autorl_evaluator_rollout  # noqa: F401
+import autorl_task_webshop  # noqa: F401
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-
-pytest.importorskip("autorl_task_webshop", reason="needs autorl-task-webshop")
-pytest.importorskip("autorl_evaluator_rollout", reason="needs autorl-evaluator-rollout")
 
 
 def bench(script: str, *args: str, cache: Path) -> tuple[str, dict]:

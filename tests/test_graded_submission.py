@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import autorl_model_tiny  # noqa: F401
 import pytest
-
-pytest.importorskip("autorl_model_tiny", reason="needs autorl-model-tiny")
-pytest.importorskip("autorl_evaluator_exact", reason="needs autorl-evaluator-exact")
-
+from autorl_evaluator_code.contract import CODE
+from autorl_evaluator_exact.contract import ANSWER
 from autorl_evaluator_exact.evaluator import ExactMatchEvaluator
+from autorl_evaluator_rollout.contract import INTERACTIVE
 from autorl_grading.checkpoints import hash_weights
 from autorl_grading.graded import assemble
 from autorl_grading.service import GradingService
@@ -62,7 +62,7 @@ def eval_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def evaluate(model_dir: Path, eval_path: Path, work: Path, base: Path, progress: Any = None):
     sys.path.insert(0, str(EXACT_TESTS))
     try:
-        contract = load_contract("answer", "addition_protocol")
+        contract = load_contract(ANSWER, "addition_protocol")
     finally:
         sys.path.remove(str(EXACT_TESTS))
     return ExactMatchEvaluator().evaluate(
@@ -269,7 +269,7 @@ def _details(result: Any) -> list[Any]:
 def test_a_humaneval_checkpoint_scores_as_its_own_directory_did(base: Path, tmp_path: Path) -> None:
     """The code evaluator (generated programs executed in its sandbox) on the graded directory
     gives the same programs and outcomes as on the checkpoint's own directory."""
-    data = pytest.importorskip("autorl_task_humaneval.data")
+    import autorl_task_humaneval.data as data
     from autorl_evaluator_code.evaluator import CodeEvaluator
 
     ckpt = trained(base, tmp_path / "ckpt", seed=3)
@@ -284,7 +284,7 @@ def test_a_humaneval_checkpoint_scores_as_its_own_directory_did(base: Path, tmp_
                 eval_path=eval_path,
                 config={"max_new_tokens": 24, "batch_size": 4, "timeout_s": 5.0},
                 work_dir=tmp_path / work,
-                contract=load_contract("code", "autorl_task_humaneval.kit"),
+                contract=load_contract(CODE, "autorl_task_humaneval.kit"),
             )
         )
 
@@ -332,7 +332,6 @@ def test_a_lora_adapter_scores_as_its_own_directory_did(
 def test_a_webshop_checkpoint_plays_as_its_own_directory_did(base: Path, tmp_path: Path) -> None:
     """The rollout evaluator (the default run's task, real WebShop sessions) on the graded
     directory plays the same episodes as on the checkpoint's own directory."""
-    pytest.importorskip("autorl_task_webshop", reason="needs autorl-task-webshop")
     from autorl_evaluator_rollout.evaluator import RolloutEvaluator
     from autorl_task_webshop.task import DATA_DIR
 
@@ -344,7 +343,7 @@ def test_a_webshop_checkpoint_plays_as_its_own_directory_did(base: Path, tmp_pat
             EvalRequest(
                 model_dir=model_dir,
                 eval_path=DATA_DIR / "goals_eval.json",
-                contract=load_contract("interactive", "autorl_task_webshop.protocol"),
+                contract=load_contract(INTERACTIVE, "autorl_task_webshop.protocol"),
                 config={"max_new_tokens": 24, "batch_size": 4, "max_steps": 4, "limit": 6},
                 work_dir=tmp_path / work,
             )

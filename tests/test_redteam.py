@@ -26,14 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autorl_agent_redteam import attacks as script
+from autorl_agent_redteam.agent import outcomes, read_results
 from autorl_sandbox_isolated.sandbox import bwrap_path
 
 from autorl.config import RunConfig
 from autorl.engine.run import Run
-
-pytest.importorskip("autorl_agent_redteam", reason="needs autorl-agent-redteam")
-from autorl_agent_redteam import attacks as script
-from autorl_agent_redteam.agent import outcomes, read_results
 
 MEMORY_GB = 1.5
 PIDS = 400

@@ -13,10 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("autorl_agent_redteam", reason="needs autorl-agent-redteam")
-pytest.importorskip("autorl_driver_scripted", reason="needs autorl-driver-scripted")
+import autorl_driver_scripted  # noqa: F401
 from autorl_agent_redteam.agent import SCRIPT, outcomes
 from autorl_llm.drivers import open_driver
 from autorl_llm.gateway import Gateway

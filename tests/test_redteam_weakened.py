@@ -16,13 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autorl_agent_redteam.agent import outcomes, read_results
 from autorl_sandbox_isolated.sandbox import bwrap_path
 
 from autorl.config import RunConfig
 from autorl.engine.run import Run
-
-pytest.importorskip("autorl_agent_redteam", reason="needs autorl-agent-redteam")
-from autorl_agent_redteam.agent import outcomes, read_results
 
 
 def weaken_grader(monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -14,6 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import autorl_driver_scripted  # noqa: F401
+import autorl_model_tiny  # noqa: F401
+import autorl_task_gsm8k  # noqa: F401
 import pytest
 import yaml
 from autorl_agent_react import examples
@@ -21,9 +24,6 @@ from autorl_agent_react.trajectory import read_trajectory
 
 pytestmark = pytest.mark.slow  # two real runs: about 2 minutes on a busy 2-core machine
 
-pytest.importorskip("autorl_task_gsm8k", reason="needs autorl-task-gsm8k")
-pytest.importorskip("autorl_model_tiny", reason="needs autorl-model-tiny")
-pytest.importorskip("autorl_driver_scripted", reason="needs autorl-driver-scripted")
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
 SECRETS = {"OPENAI_API_KEY": "sk-fake-harness-key-123", "ANTHROPIC_API_KEY": "sk-ant-fake-456"}

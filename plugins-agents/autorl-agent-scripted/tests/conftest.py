@@ -15,7 +15,8 @@ RECIPE_MODULES = ("recipe", "recipe_common", "rounds", "training", "interactive"
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shipped tiny chat model (autorl-model-tiny), materialised once per session."""
-    tiny = pytest.importorskip("autorl_model_tiny.model", reason="needs autorl-model-tiny")
+    import autorl_model_tiny.model as tiny
+
     return tiny.TinyModel().materialize(tmp_path_factory.mktemp("models")).path
 
 
@@ -63,7 +64,8 @@ def make_workspace(
 @pytest.fixture
 def gsm8k_workspace(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A GSM8K workspace (train split, kit, models/base), the gsm8k recipe importable."""
-    task = pytest.importorskip("autorl_task_gsm8k.task", reason="needs autorl-task-gsm8k")
+    import autorl_task_gsm8k.task as task
+
     options = {"train_size": 40, "eval_size": 8}
     return make_workspace(task.GSM8KTask(), options, "gsm8k", tmp_path, tiny_model_dir, monkeypatch)
 
@@ -73,7 +75,8 @@ def humaneval_workspace(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
     """A HumanEval workspace (the 82 train problems, kit, models/base), its recipe importable."""
-    task = pytest.importorskip("autorl_task_humaneval.task", reason="needs autorl-task-humaneval")
+    import autorl_task_humaneval.task as task
+
     return make_workspace(
         task.HumanEvalTask(), {}, "humaneval", tmp_path, tiny_model_dir, monkeypatch
     )
@@ -84,7 +87,8 @@ def humaneval_reference_workspace(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
     """A HumanEval workspace with the reference prompt (``prompt = "reference"``)."""
-    task = pytest.importorskip("autorl_task_humaneval.task", reason="needs autorl-task-humaneval")
+    import autorl_task_humaneval.task as task
+
     options = {"prompt": "reference"}
     return make_workspace(
         task.HumanEvalTask(), options, "humaneval", tmp_path, tiny_model_dir, monkeypatch
@@ -96,7 +100,8 @@ def webshop_workspace(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
     """A WebShop workspace (train goals, kit, models/base), the interactive recipe importable."""
-    task = pytest.importorskip("autorl_task_webshop.task", reason="needs autorl-task-webshop")
+    import autorl_task_webshop.task as task
+
     options = {"train_size": 24, "eval_size": 4}
     return make_workspace(
         task.WebShopTask(), options, "webshop", tmp_path, tiny_model_dir, monkeypatch
@@ -108,7 +113,8 @@ def alfworld_workspace(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
     """An ALFWorld workspace (every shipped train game, kit, models/base), its recipe importable."""
-    task = pytest.importorskip("autorl_task_alfworld.task", reason="needs autorl-task-alfworld")
+    import autorl_task_alfworld.task as task
+
     options = {"eval_size": 2}
     return make_workspace(
         task.AlfWorldTask(), options, "alfworld", tmp_path, tiny_model_dir, monkeypatch
@@ -121,7 +127,7 @@ def alfworld_reference_workspace(
 ) -> Path:
     """An ALFWorld workspace graded with the reference's raw-text prompt; its examples file is
     synthetic (the real one is the user's download), with the real file's keys."""
-    task = pytest.importorskip("autorl_task_alfworld.task", reason="needs autorl-task-alfworld")
+    import autorl_task_alfworld.task as task
     from autorl_task_alfworld.prompt import required_examples
 
     examples = tmp_path / "alfworld_3prompts.json"

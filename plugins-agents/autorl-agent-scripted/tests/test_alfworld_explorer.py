@@ -8,10 +8,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import autorl_task_alfworld  # noqa: F401
 import pytest
 from autorl_agent_scripted.agent import recipe_dir
-
-pytest.importorskip("autorl_task_alfworld", reason="needs autorl-task-alfworld")
 
 
 @pytest.fixture

@@ -232,8 +232,6 @@ def test_sft_phase_with_one_step_changes_the_weights(workspace: Path) -> None:
 @pytest.mark.slow
 def test_tiny_humaneval_run_submits_a_scored_checkpoint(tmp_path: Path) -> None:
     """`autorl run --task humaneval --model tiny --agent scripted` through the real CLI."""
-    pytest.importorskip("autorl_task_humaneval")
-    pytest.importorskip("autorl_model_tiny")
     env = {**os.environ, "AUTORL_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
     argv = [AUTORL, "run", "--task", "humaneval", "--model", "tiny", "--agent", "scripted"]
     # one submission: the recipe plans one SFT phase, and the grader evaluates only it, on the

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import autorl_model_tiny.model as tiny
+import autorl_task_humaneval.data as data
 import pytest
+from autorl_evaluator_code.contract import CODE
 
 from autorl.contracts import load_contract
 from autorl.types import EvalRequest
-
-tiny = pytest.importorskip("autorl_model_tiny.model")
-data = pytest.importorskip("autorl_task_humaneval.data")
 
 
 def test_tiny_model_on_four_problems(tmp_path: Path) -> None:
@@ -27,7 +27,7 @@ def test_tiny_model_on_four_problems(tmp_path: Path) -> None:
             eval_path=eval_path,
             config={"max_new_tokens": 24, "batch_size": 4, "timeout_s": 5.0},
             work_dir=tmp_path / "work",
-            contract=load_contract("code", "autorl_task_humaneval.kit"),
+            contract=load_contract(CODE, "autorl_task_humaneval.kit"),
         )
     )
     assert result.n == 4
@@ -73,7 +73,7 @@ def test_tiny_model_with_the_reference_prompt(
             eval_path=eval_path,
             config=config,
             work_dir=tmp_path / "work",
-            contract=load_contract("code", prepared.contract),
+            contract=load_contract(CODE, prepared.contract),
         )
     )
     assert result.n == 3 and 0.0 <= result.score <= 100.0

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import autorl_task_humaneval.data as data
 import pytest
+from autorl_evaluator_code.contract import CODE
 from autorl_evaluator_code.evaluator import score_programs, settings
 
 from autorl.contracts import load_contract
-
-data = pytest.importorskip("autorl_task_humaneval.data")
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +16,7 @@ def problems() -> list[dict]:
 
 
 def test_canonical_pass_and_wrong_fail(problems: list[dict]) -> None:
-    protocol = load_contract("code", "autorl_task_humaneval.kit")
+    protocol = load_contract(CODE, "autorl_task_humaneval.kit")
     right = [[p["canonical_solution"]] for p in problems]
     wrong = [["    return None\n"] for _ in problems]
     cfg = settings({"timeout_s": 10.0})
@@ -28,7 +28,7 @@ def test_canonical_pass_and_wrong_fail(problems: list[dict]) -> None:
 
 
 def test_pass_at_k_from_mixed_samples(problems: list[dict]) -> None:
-    protocol = load_contract("code", "autorl_task_humaneval.kit")
+    protocol = load_contract(CODE, "autorl_task_humaneval.kit")
     two = problems[:2]
     samples = [[two[0]["canonical_solution"], "    return None\n"], ["    return None\n"] * 2]
     cfg = settings({"n": 2, "temperature": 0.8, "k": [2]})
@@ -50,7 +50,7 @@ def test_reference_replies_through_the_execution_path(problems: list[dict]) -> N
     """HumanEval's reference prompt (OpenCompass humaneval_gen): a chat reply with the whole
     function in a ```python block passes, the same function with no fence passes, a bare body
     (its first indentation stripped, as the reference does) and an unclosed fence fail."""
-    protocol = load_contract("code", "autorl_task_humaneval.kit:REFERENCE")
+    protocol = load_contract(CODE, "autorl_task_humaneval.kit:REFERENCE")
     whole = [p["prompt"] + p["canonical_solution"] for p in problems]
     fenced = [[f"Here you go:\n```python\n{w}```\nIt works."] for w in whole]
     plain = [[w] for w in whole]

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from autorl_evaluator_exact.contract import ANSWER
 from autorl_evaluator_exact.evaluator import ExactMatchEvaluator, read_examples, settings
 from autorl_testing import conformance
 
@@ -34,7 +35,7 @@ def request(model: Path, eval_path: Path, work: Path, progress=None, **config) -
         config={"max_new_tokens": 24, "batch_size": 4, **config},
         work_dir=work,
         progress=progress,
-        contract=load_contract("answer", "addition_protocol"),
+        contract=load_contract(ANSWER, "addition_protocol"),
     )
 
 
@@ -42,7 +43,8 @@ class TestExactConformance(conformance.EvaluatorConformance):
     plugin_module = "autorl_evaluator_exact.plugin"
 
     def eval_request(self, tmp_path: Path) -> EvalRequest:
-        tiny = pytest.importorskip("autorl_model_tiny.model")
+        import autorl_model_tiny.model as tiny
+
         model = tiny.TinyModel().materialize(tmp_path / "models").path
         return request(model, write_eval(tmp_path / "eval.jsonl"), tmp_path / "work")
 
@@ -132,11 +134,11 @@ def test_few_shot_examples_come_first_as_earlier_turns() -> None:
 
 
 def test_the_contract_is_checked() -> None:
-    assert load_contract("answer", "autorl_task_gsm8k.kit").extract_answer("#### 3") == "3"
+    assert load_contract(ANSWER, "autorl_task_gsm8k.kit").extract_answer("#### 3") == "3"
     with pytest.raises(ConfigError, match="cannot be imported"):
-        load_contract("answer", "no_such_contract_module")
+        load_contract(ANSWER, "no_such_contract_module")
     with pytest.raises(ConfigError, match="lacks build_messages, extract_answer, normalize"):
-        load_contract("answer", "json")
+        load_contract(ANSWER, "json")
 
 
 def test_without_a_contract_the_error_says_where_it_comes_from(tmp_path: Path) -> None:

@@ -32,7 +32,8 @@ EXAMPLES = [
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shipped tiny chat model (autorl-model-tiny), materialised once per session."""
-    tiny = pytest.importorskip("autorl_model_tiny.model", reason="needs autorl-model-tiny")
+    import autorl_model_tiny.model as tiny
+
     return tiny.TinyModel().materialize(tmp_path_factory.mktemp("models")).path
 
 

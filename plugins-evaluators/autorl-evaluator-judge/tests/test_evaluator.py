@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from autorl_evaluator_judge.contract import JUDGE
 from autorl_evaluator_judge.evaluator import JudgeEvaluator, read_examples
 from autorl_testing import conformance
 from conftest import EXAMPLES, write_eval
@@ -37,7 +38,7 @@ def request(model: Path, eval_path: Path, work: Path, cfg: dict, progress=None) 
         config=cfg,
         work_dir=work,
         progress=progress,
-        contract=load_contract("judge", "plain_protocol"),
+        contract=load_contract(JUDGE, "plain_protocol"),
     )
 
 
@@ -50,7 +51,8 @@ class TestJudgeConformance(conformance.EvaluatorConformance):
     plugin_module = "autorl_evaluator_judge.plugin"
 
     def eval_request(self, tmp_path: Path) -> EvalRequest:
-        tiny = pytest.importorskip("autorl_model_tiny.model")
+        import autorl_model_tiny.model as tiny
+
         model = tiny.TinyModel().materialize(tmp_path / "models").path
         return request(model, write_eval(tmp_path / "e.jsonl"), tmp_path / "w", config(tmp_path))
 

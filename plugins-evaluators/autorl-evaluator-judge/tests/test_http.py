@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import autorl_driver_anthropic  # noqa: F401
+import autorl_driver_openai  # noqa: F401
 import pytest
+from autorl_evaluator_judge.contract import JUDGE
 from autorl_evaluator_judge.evaluator import JudgeEvaluator
 from autorl_evaluator_judge.judging import JudgeError
 from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
@@ -15,9 +18,6 @@ from conftest import EXAMPLES, KEY
 
 from autorl.contracts import load_contract
 from autorl.types import EvalRequest
-
-pytest.importorskip("autorl_driver_openai")
-pytest.importorskip("autorl_driver_anthropic")
 
 N = len(EXAMPLES)
 FAST = {"initial_delay_s": 0.01, "jitter": 0.0}
@@ -49,7 +49,7 @@ def evaluate(model: Path, eval_path: Path, work: Path, **cfg) -> object:
             eval_path=eval_path,
             config=config,
             work_dir=work,
-            contract=load_contract("judge", "plain_protocol"),
+            contract=load_contract(JUDGE, "plain_protocol"),
         )
     )
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import counter_protocol as counter
 import pytest
+from autorl_evaluator_rollout.contract import INTERACTIVE
 from autorl_evaluator_rollout.evaluator import RolloutEvaluator
 from autorl_testing import conformance
 
@@ -32,7 +33,7 @@ def counter_request(model: Path, tmp_path: Path, targets=(0, 1, 2, 0, 1), progre
     return EvalRequest(
         model_dir=model,
         eval_path=eval_path,
-        contract=load_contract("interactive", "counter_protocol"),
+        contract=load_contract(INTERACTIVE, "counter_protocol"),
         config={
             "max_new_tokens": 8,
             "batch_size": 4,
@@ -45,13 +46,12 @@ def counter_request(model: Path, tmp_path: Path, targets=(0, 1, 2, 0, 1), progre
 
 
 def webshop_request(model: Path, work: Path, batch_size: int, sessions: int = 6) -> EvalRequest:
-    pytest.importorskip("autorl_task_webshop", reason="needs autorl-task-webshop")
     from autorl_task_webshop.task import DATA_DIR
 
     return EvalRequest(
         model_dir=model,
         eval_path=DATA_DIR / "goals_eval.json",
-        contract=load_contract("interactive", "autorl_task_webshop.protocol"),
+        contract=load_contract(INTERACTIVE, "autorl_task_webshop.protocol"),
         config={
             "max_new_tokens": 24,
             "batch_size": batch_size,
@@ -71,7 +71,8 @@ class TestRolloutConformance(conformance.EvaluatorConformance):
     plugin_module = "autorl_evaluator_rollout.plugin"
 
     def eval_request(self, tmp_path: Path) -> EvalRequest:
-        tiny = pytest.importorskip("autorl_model_tiny.model")
+        import autorl_model_tiny.model as tiny
+
         model = tiny.TinyModel().materialize(tmp_path / "models").path
         return counter_request(model, tmp_path)
 
@@ -187,7 +188,7 @@ def test_raw_text_prompts_end_to_end(tiny_model_dir: Path, tmp_path: Path) -> No
         text.BUILT.clear()
         request = dataclasses.replace(
             counter_request(tiny_model_dir, tmp_path / work, targets=(0, 1, 2)),
-            contract=load_contract("interactive", "counter_text_protocol"),
+            contract=load_contract(INTERACTIVE, "counter_text_protocol"),
         )
         request = dataclasses.replace(
             request, config={**request.config, "prefix_cache": prefix_cache}

@@ -249,8 +249,9 @@ def test_rollout_evaluator_plays_the_raw_text_prompt(
     """The rollout evaluator on the tiny model with the reference prompt: raw text, stop at the
     newline, 100 new tokens, the action the reply stripped; the first reply is what the model
     continues from the protocol's prompt, with no chat template."""
-    rollout = pytest.importorskip("autorl_evaluator_rollout.evaluator")
-    tiny = pytest.importorskip("autorl_model_tiny.model")
+    import autorl_evaluator_rollout.evaluator as rollout
+    import autorl_model_tiny.model as tiny
+    from autorl_evaluator_rollout.contract import INTERACTIVE
     from autorl_hf.generation import Generator
 
     from autorl.contracts import load_contract
@@ -263,7 +264,7 @@ def test_rollout_evaluator_plays_the_raw_text_prompt(
         EvalRequest(
             model_dir=model,
             eval_path=reference_prepared.eval_path,
-            contract=load_contract("interactive", reference_prepared.contract),
+            contract=load_contract(INTERACTIVE, reference_prepared.contract),
             config={**config, "device": "cpu"},
             work_dir=tmp_path / "work",
         )

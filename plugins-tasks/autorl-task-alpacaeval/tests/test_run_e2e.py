@@ -11,15 +11,14 @@ import sys
 import time
 from pathlib import Path
 
+import autorl_agent_scripted  # noqa: F401
+import autorl_model_tiny  # noqa: F401
 import pytest
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
 EVAL_SIZE = 16
 
 pytestmark = pytest.mark.slow  # ~40 s on an idle 2-core machine; minutes under load
-
-pytest.importorskip("autorl_model_tiny")
-pytest.importorskip("autorl_agent_scripted")
 
 
 @pytest.fixture(scope="module")

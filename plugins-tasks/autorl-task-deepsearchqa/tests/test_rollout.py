@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import autorl_evaluator_rollout  # noqa: F401
+import autorl_model_tiny.model as tiny
 import pytest
 
 from autorl.contracts import prepared_contract
 from autorl.registry import get_registry
 from autorl.types import EvalRequest
-
-pytest.importorskip("autorl_evaluator_rollout", reason="needs autorl-evaluator-rollout")
-tiny = pytest.importorskip("autorl_model_tiny.model", reason="needs autorl-model-tiny")
 
 
 @pytest.fixture(scope="module")

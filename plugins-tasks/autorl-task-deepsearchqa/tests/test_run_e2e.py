@@ -10,13 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import autorl_agent_scripted.agent as scripted
+import autorl_evaluator_rollout  # noqa: F401
+import autorl_model_tiny  # noqa: F401
 import pytest
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
-
-pytest.importorskip("autorl_evaluator_rollout", reason="needs autorl-evaluator-rollout")
-pytest.importorskip("autorl_model_tiny", reason="needs autorl-model-tiny")
-scripted = pytest.importorskip("autorl_agent_scripted.agent", reason="needs the scripted agent")
 
 
 @pytest.mark.slow

@@ -95,7 +95,8 @@ def expert_policy(goals: list[Goal]):
 
 
 def test_the_expert_in_lockstep_succeeds_on_every_eval_session() -> None:
-    lockstep_mod = pytest.importorskip("autorl_evaluator_rollout.lockstep")
+    import autorl_evaluator_rollout.lockstep as lockstep_mod
+
     goals = load_goals(EVAL)[:24]
     lockstep = lockstep_mod.Lockstep(
         make_env=lambda: protocol.make_env({}, EVAL),
@@ -112,8 +113,8 @@ def test_the_expert_in_lockstep_succeeds_on_every_eval_session() -> None:
 
 
 def test_the_tiny_model_plays_the_prepared_task_through_the_registry(tmp_path: Path) -> None:
-    pytest.importorskip("autorl_evaluator_rollout", reason="needs autorl-evaluator-rollout")
-    tiny = pytest.importorskip("autorl_model_tiny.model", reason="needs autorl-model-tiny")
+    import autorl_model_tiny.model as tiny
+
     from autorl.registry import get_registry
 
     prepared = WebShopTask().prepare(
@@ -151,8 +152,8 @@ def test_the_reference_prompt_plays_in_lockstep_and_on_the_tiny_model(tmp_path: 
     """The reference style end to end: the expert, answering with bare actions as the
     reference asks, wins every session through ``protocol_reference``; the tiny model plays the
     prepared task with that prompt (system message included) through the registry."""
-    lockstep_mod = pytest.importorskip("autorl_evaluator_rollout.lockstep")
-    tiny = pytest.importorskip("autorl_model_tiny.model", reason="needs autorl-model-tiny")
+    import autorl_evaluator_rollout.lockstep as lockstep_mod
+    import autorl_model_tiny.model as tiny
     from autorl_evaluator_rollout.lockstep import Reply
     from autorl_task_webshop import protocol_reference
 

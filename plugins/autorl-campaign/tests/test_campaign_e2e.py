@@ -19,14 +19,14 @@ import sys
 import time
 from pathlib import Path
 
+import autorl_agent_react  # noqa: F401
+import autorl_task_humaneval  # noqa: F401
 import psutil
 import pytest
 from autorl_testing.sandbox import cgroups_gone, sandbox_cgroups
 
 pytestmark = pytest.mark.slow  # 8 real runs per executor: about 3 minutes each on 2 busy cores
 
-pytest.importorskip("autorl_agent_react", reason="needs autorl-agent-react")
-pytest.importorskip("autorl_task_humaneval", reason="needs autorl-task-humaneval")
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "campaigns.md"
 AUTORL = str(Path(sys.executable).parent / "autorl")
@@ -70,7 +70,8 @@ def test_the_docs_campaign_on_the_pool_is_killed_resumed_and_compared(tmp_path: 
 
 
 def test_the_docs_campaign_on_ray_is_killed_resumed_and_compared(tmp_path: Path) -> None:
-    netns = pytest.importorskip("autorl_executor_ray.netns", reason="needs autorl-executor-ray")
+    import autorl_executor_ray.netns as netns
+
     try:
         host = netns.NetnsHost()
         host.start()

@@ -106,7 +106,6 @@ def attempts(store: Path) -> list[tuple]:
 
 
 def test_an_injected_infra_failure_is_left_out_named_and_only_it_reruns(tmp_path: Path) -> None:
-    pytest.importorskip("autorl_sandbox_isolated", reason="needs autorl-sandbox-isolated")
     from autorl_sandbox_isolated.sandbox import IsolatedSandbox
 
     from autorl.errors import ConfigError

@@ -16,20 +16,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import autorl_agent_react.examples as examples
+import autorl_driver_scripted  # noqa: F401
+import autorl_model_tiny  # noqa: F401
+import autorl_task_gsm8k  # noqa: F401
 import pytest
 import yaml
+from autorl_observer_mlflow import plugin
+from mlflow import MlflowClient
+
+from autorl.events import RunEndEvent
 
 pytestmark = pytest.mark.slow  # three real runs: about a minute on a busy 2-core machine
-
-pytest.importorskip("autorl_task_gsm8k", reason="needs autorl-task-gsm8k")
-pytest.importorskip("autorl_model_tiny", reason="needs autorl-model-tiny")
-pytest.importorskip("autorl_driver_scripted", reason="needs autorl-driver-scripted")
-examples = pytest.importorskip("autorl_agent_react.examples", reason="needs autorl-agent-react")
-
-from autorl_observer_mlflow import plugin  # noqa: E402
-from mlflow import MlflowClient  # noqa: E402
-
-from autorl.events import RunEndEvent  # noqa: E402
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
 TINY_TASK = ["--task-option", "train_size=20", "--task-option", "eval_size=4"]

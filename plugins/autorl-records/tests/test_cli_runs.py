@@ -151,7 +151,6 @@ def test_report_option_and_out_dir(tmp_path: Path, reports_plugin: Any) -> None:
 
 
 def test_report_defaults_to_basic(tmp_path: Path, register_plugin: Callable[..., Any]) -> None:
-    pytest.importorskip("autorl_report_basic")
     register_plugin("autorl_report_basic.plugin")
     run_dir = write_run(tmp_path, "r1", created="2026-01-01T00:00:00Z", scores=(11.0,))
     result = CliRunner().invoke(report, [str(run_dir)])

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import httpx
-import pytest
 from autorl_llm.drivers import open_driver
 from autorl_llm.gateway import Gateway
 from autorl_report_basic.driver_calls import driver_call_summary
@@ -19,7 +18,6 @@ TOKEN = "t0ken"
 
 def gateway_session(run_dir: Path) -> dict:
     """Three chat calls through a gateway capped at 60 tokens: two served, one refused."""
-    pytest.importorskip("autorl_driver_scripted", reason="needs autorl-driver-scripted")
     script = {
         "replies": [
             {"text": "ok", "tool_calls": [{"name": "shell", "arguments": {"command": "ls"}}]},

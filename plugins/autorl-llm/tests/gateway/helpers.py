@@ -6,7 +6,6 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from autorl_llm.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse, Usage, open_driver
 
 TOKEN = "run-token-abc"
@@ -34,7 +33,6 @@ TOOL_SCRIPT = {
 
 
 def scripted(script: dict[str, Any] | None = None) -> Any:
-    pytest.importorskip("autorl_driver_scripted", reason="needs autorl-driver-scripted")
     return open_driver("scripted/test-script", script=script or TOOL_SCRIPT)
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import autorl_driver_openai  # noqa: F401
 import httpx
-import pytest
 from autorl_llm.drivers import open_driver
 from autorl_llm.gateway import Gateway
 
@@ -18,8 +18,6 @@ from .helpers import TOKEN
 
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 TOOLS = [{"type": "function", "function": {"name": "sh", "parameters": {"type": "object"}}}]
-
-pytest.importorskip("autorl_driver_openai", reason="needs autorl-driver-openai")
 
 
 def test_repeated_upstream_ids_reach_the_client_unique_and_go_back_as_they_were(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import autorl_driver_openai  # noqa: F401
 import httpx
 import pytest
 from autorl_llm.drivers import DriverCallLog, open_driver
@@ -15,8 +16,6 @@ from .helpers import TOKEN
 
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
 AUTH = {"authorization": f"Bearer {TOKEN}"}
-
-pytest.importorskip("autorl_driver_openai", reason="needs autorl-driver-openai")
 
 
 def serve(fake: Any, tmp_path: Path, **budget: Any) -> tuple[Gateway, list[tuple[str, dict]]]:

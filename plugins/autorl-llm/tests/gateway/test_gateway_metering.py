@@ -79,8 +79,9 @@ def _over_budget_gateway(tmp_path: Path, seen: list[Any]) -> Gateway:
 
 
 def test_token_budget_stops_the_agent_with_a_clear_error_in_each_format(tmp_path: Path) -> None:
-    openai = pytest.importorskip("openai")
-    anthropic = pytest.importorskip("anthropic")
+    import anthropic
+    import openai
+
     seen: list[Any] = []
     with _over_budget_gateway(tmp_path, seen) as gw:
         client = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=TOKEN)  # default retries on
@@ -120,7 +121,6 @@ def test_cost_budget_counts_the_backends_prices_and_keeps_the_upstream_key(
     tmp_path: Path,
 ) -> None:
     """A real backend (openai driver) behind the gateway, talking to the local fake provider."""
-    pytest.importorskip("autorl_driver_openai", reason="needs autorl-driver-openai")
     from autorl_llm.testing import Answer, FakeProvider
 
     with FakeProvider(

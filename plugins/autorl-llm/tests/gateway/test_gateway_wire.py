@@ -22,7 +22,8 @@ LISTING = "data\nmodels\noutput"
 
 
 def openai_chat(gw: Gateway, stream: bool) -> tuple[dict[str, Any], str]:
-    openai = pytest.importorskip("openai")
+    import openai
+
     client = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=TOKEN, max_retries=0)
     tools = [{"type": "function", "function": SHELL_TOOL}]
     messages: list[dict[str, Any]] = [{"role": "user", "content": "What is in the workspace?"}]
@@ -73,7 +74,8 @@ def openai_chat(gw: Gateway, stream: bool) -> tuple[dict[str, Any], str]:
 
 
 def openai_responses(gw: Gateway, stream: bool) -> tuple[dict[str, Any], str]:
-    openai = pytest.importorskip("openai")
+    import openai
+
     client = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=TOKEN, max_retries=0)
     tools = [{"type": "function", **SHELL_TOOL}]
     items: list[Any] = [{"role": "user", "content": "What is in the workspace?"}]
@@ -100,7 +102,8 @@ def openai_responses(gw: Gateway, stream: bool) -> tuple[dict[str, Any], str]:
 
 
 def anthropic_messages(gw: Gateway, stream: bool) -> tuple[dict[str, Any], str]:
-    anthropic = pytest.importorskip("anthropic")
+    import anthropic
+
     client = anthropic.Anthropic(base_url=gw.url, api_key=TOKEN, max_retries=0)
     tools = [
         {
