@@ -44,6 +44,7 @@ def prepared_task(task: str, options: dict[str, Any]) -> Any:
 
 
 def score(model: Path, prepared: Any, work: Path, seed: int, **config: Any) -> dict[str, Any]:
+    from autorl_evaluator_rollout.contract import INTERACTIVE
     from autorl_evaluator_rollout.evaluator import RolloutEvaluator
 
     from autorl.contracts import load_contract
@@ -56,7 +57,7 @@ def score(model: Path, prepared: Any, work: Path, seed: int, **config: Any) -> d
             config={**prepared.evaluator_config, **config},
             work_dir=work,
             seed=seed,
-            contract=load_contract("interactive", prepared.contract),
+            contract=load_contract(INTERACTIVE, prepared.contract),
         )
     )
     return {"score": result.score, "metrics": dict(result.metrics)}

@@ -61,6 +61,7 @@ def prepared_alfworld(cache: Path, sessions: int, max_steps: int) -> Any:
 
 
 def play(model_dir: Path, prepared: Any, work: Path, **config: Any) -> dict[str, Any]:
+    from autorl_evaluator_rollout.contract import INTERACTIVE
     from autorl_evaluator_rollout.evaluator import RolloutEvaluator
 
     from autorl.contracts import load_contract
@@ -72,7 +73,7 @@ def play(model_dir: Path, prepared: Any, work: Path, **config: Any) -> dict[str,
             eval_path=prepared.eval_path,
             config={**prepared.evaluator_config, **config},
             work_dir=work,
-            contract=load_contract("interactive", prepared.contract),
+            contract=load_contract(INTERACTIVE, prepared.contract),
         )
     )
     actions = [json.loads(line)["actions"] for line in result.details_path.read_text().splitlines()]

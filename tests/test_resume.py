@@ -89,6 +89,8 @@ def test_harness_killed_mid_evaluation_then_resumed(tmp_path: Path) -> None:
         ]
 
     # a pending one graded as an uninterrupted run grades it: the same evaluator, checkpoint, data
+    from autorl_evaluator_exact.contract import ANSWER
+
     from autorl.contracts import load_contract
     from autorl.registry import get_registry
     from autorl.types import EvalRequest
@@ -106,7 +108,7 @@ def test_harness_killed_mid_evaluation_then_resumed(tmp_path: Path) -> None:
             config=task["evaluator_config"],
             work_dir=tmp_path / "direct",
             seed=manifest["config"]["seed"],
-            contract=load_contract("answer", task["contract"]),  # as the manifest recorded it
+            contract=load_contract(ANSWER, task["contract"]),  # as the manifest recorded it
         )
     )
     assert direct.score == resumed["score"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from autorl.contracts import ContractKind
 from autorl.kinds import KINDS as KIND_TABLE
 from autorl.kinds import NAMES
 
@@ -71,8 +72,16 @@ class AgentSpec(Spec):
 @dataclass(frozen=True)
 class EvaluatorSpec(Spec):
     kind: ClassVar[str] = "evaluator"
-    contract: str | None = None
-    """The contract it needs from a task (a name of :data:`autorl.contracts.CONTRACTS`)."""
+    contract: ContractKind | None = None
+    """The contract it needs from a task, declared by the evaluator's distribution."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.contract is not None and not isinstance(self.contract, ContractKind):
+            raise ValueError(
+                f"EvaluatorSpec {self.name!r}: contract must be an autorl.contracts.ContractKind "
+                f"(the contract's name, Protocol and row fields), got {self.contract!r}"
+            )
 
 
 @dataclass(frozen=True)

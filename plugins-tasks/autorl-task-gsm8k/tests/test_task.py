@@ -184,6 +184,7 @@ def test_reference_prompt_is_opencompass_gsm8k_gen(tmp_path: Path) -> None:
     the workspace kit's build_messages is that whole prompt, and reads answers the same way."""
     import importlib.util
 
+    from autorl_evaluator_exact.contract import ANSWER
     from autorl_evaluator_exact.evaluator import settings, with_few_shot
 
     from autorl.contracts import load_contract
@@ -201,7 +202,7 @@ def test_reference_prompt_is_opencompass_gsm8k_gen(tmp_path: Path) -> None:
     assert "the reference's four" in prepared.description
     assert "Let's think step by step" in prepared.description
 
-    contract = load_contract("answer", prepared.contract)
+    contract = load_contract(ANSWER, prepared.contract)
     question = OFFICIAL_TEST[1]["question"]
     graded = with_few_shot(contract, settings(dict(prepared.evaluator_config)).few_shot, question)
     assert [m["role"] for m in graded] == ["user", "assistant"] * 4 + ["user"]

@@ -128,6 +128,7 @@ def test_reference_prompt_is_opencompass_humaneval_gen(reference) -> None:
     evaluator renders chat messages through the model's chat template), no stop strings,
     greedy, 8192 new tokens (RD-Agent models.yaml max_out_len), 3 s per program (its
     HumanEvalEvaluator); the workspace kit's prompt is exactly what the grader sends."""
+    from autorl_evaluator_code.contract import CODE
     from autorl_evaluator_code.evaluator import settings
 
     from autorl.contracts import load_contract
@@ -139,7 +140,7 @@ def test_reference_prompt_is_opencompass_humaneval_gen(reference) -> None:
     assert "OpenCompass `humaneval_gen`" in reference.description
     assert "8192 new tokens" in reference.description and "384" not in reference.description
 
-    contract = load_contract("code", reference.contract)
+    contract = load_contract(CODE, reference.contract)
     assert contract.STOP_SEQUENCES == ()
     workspace = load_kit_copy(reference.kit_dir)
     config = json.loads((Path(reference.kit_dir) / "config.json").read_text())

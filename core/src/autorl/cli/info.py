@@ -124,6 +124,8 @@ def list_components(kind: str, as_json: bool) -> None:
     kind = PLURALS.get(kind, kind)
     entries = _registry().entries(kind)
     rows = [e.as_dict() for e in entries]
+    for row in rows if kind == "evaluator" else ():
+        row.update(_contract_rows(None, kind, row))
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -133,37 +135,28 @@ def list_components(kind: str, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("name", "provider", "description")
+    contracts = kind == "evaluator"  # an evaluator's contract is what a task must provide
+    table = Table("name", "provider", *(["contract"] if contracts else []), "description")
     for row in rows:
-        table.add_row(row["name"], row["provider"], row["description"])
+        contract = [row.get("contract") or ""] if contracts else []
+        table.add_row(row["name"], row["provider"], *contract, row["description"])
     Console().print(table)
 
 
 def _contract_rows(registry: Any, kind: str, row: dict[str, Any]) -> dict[str, Any]:
-    """What a task publishes for its evaluator, or what an evaluator needs from a task."""
-    from autorl.contracts import CONTRACTS
-
-    if kind == "task":
-        evaluator = row.get("evaluator")
-        if not evaluator:
-            return {}
-        try:
-            needs = registry.get("evaluator", evaluator).spec.contract
-        except Exception as exc:  # the evaluator is not installed: say so, do not fail
-            return {"contract_kind": f"unknown (evaluator {evaluator!r}: {exc})"}
-    else:
-        needs = row.get("contract")
-    if not needs or needs not in CONTRACTS:
+    """What a task publishes for its evaluator, or what an evaluator needs from a task (the
+    contract it declares, shown by name)."""
+    if kind == "evaluator":
+        contract = row.get("contract")
+        row["contract"] = getattr(contract, "name", None)
+    elif not row.get("evaluator"):
         return {}
-    contract = CONTRACTS[needs]
-    rows = {
-        "contract_kind": f"{needs}: {contract.summary}",
-        "contract_members": ", ".join(contract.required)
-        + (f" (optional: {', '.join(contract.optional)})" if contract.optional else ""),
-    }
-    if contract.row_fields:
-        rows["contract_rows"] = ", ".join(contract.row_fields)
-    return rows
+    else:
+        try:
+            contract = registry.get("evaluator", row["evaluator"]).spec.contract
+        except Exception as exc:  # the evaluator is not installed: say so, do not fail
+            return {"contract_kind": f"unknown (evaluator {row['evaluator']!r}: {exc})"}
+    return contract.describe() if contract is not None else {}
 
 
 @click.command()

@@ -1,6 +1,6 @@
 """The ``code`` evaluator: generate completions, execute them against the tests, pass@k.
 
-It consumes the ``code`` contract (:class:`autorl.contracts.CodeContract`): the task's
+It consumes the ``code`` contract (:class:`autorl_evaluator_code.contract.CodeContract`): the task's
 ``build_prompt(problem)`` and ``extract_code(completion, problem)``, and optionally
 ``STOP_SEQUENCES``; the engine loads the task's implementation from the installed package
 (never the agent's workspace) into ``EvalRequest.contract``. Rows: ``task_id``, ``prompt``,
@@ -142,7 +142,8 @@ class CodeEvaluator:
             raise ConfigError(
                 "evaluator 'code' needs the task's 'code' contract in EvalRequest.contract",
                 hint="runs load it from the task (TaskSpec.contract); outside a run use "
-                "autorl.contracts.load_contract('code', 'pkg.module')",
+                "load_contract(CODE, 'pkg.module') (autorl.contracts; CODE: "
+                "autorl_evaluator_code.contract)",
             )
         problems = read_problems(request.eval_path, cfg.limit)
         n = cfg.n

@@ -1,9 +1,9 @@
 """The ``exact`` evaluator: greedy generation, final-answer extraction, exact match.
 
-It consumes the ``answer`` contract (:class:`autorl.contracts.AnswerContract`): the task's
-``build_messages(question)`` makes the prompt, ``extract_answer(text)`` finds the final answer
-in the output, ``normalize(answer)`` puts answers in one form; a prediction is correct when
-``normalize(extract_answer(output)) == normalize(row["answer"])``. The optional
+It consumes the ``answer`` contract (:class:`autorl_evaluator_exact.contract.AnswerContract`):
+the task's ``build_messages(question)`` makes the prompt, ``extract_answer(text)`` finds the
+final answer in the output, ``normalize(answer)`` puts answers in one form; a prediction is
+correct when ``normalize(extract_answer(output)) == normalize(row["answer"])``. The optional
 ``has_final_answer_line(text)`` gives the report's format rate. ``few_shot`` (worked examples,
 ``[{"question", "solution"}]``) puts each example before the question as an earlier exchange:
 the contract's messages for its question, then its solution as the assistant's turn. The engine
@@ -91,7 +91,8 @@ def _needs_contract(request: EvalRequest) -> Any:
         raise ConfigError(
             "evaluator 'exact' needs the task's 'answer' contract in EvalRequest.contract",
             hint="runs load it from the task (TaskSpec.contract); outside a run use "
-            "autorl.contracts.load_contract('answer', 'pkg.module')",
+            "load_contract(ANSWER, 'pkg.module') (autorl.contracts; ANSWER: "
+            "autorl_evaluator_exact.contract)",
         )
     return request.contract
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from autorl import hookimpl
 from autorl.specs import EvaluatorSpec
+from autorl_evaluator_exact.contract import ANSWER
 
 
 @hookimpl
@@ -14,7 +15,7 @@ def autorl_register_evaluators() -> list[EvaluatorSpec]:
             factory="autorl_evaluator_exact.evaluator:ExactMatchEvaluator",
             description="Greedy generation, final-answer extraction, exact match (percent "
             "correct); prompt, extraction and normal form from the task's 'answer' contract",
-            contract="answer",
+            contract=ANSWER,
             options={"metric": "accuracy", "decoding": "greedy"},
         )
     ]

@@ -166,7 +166,8 @@ class JudgeEvaluator:
             raise ConfigError(
                 "evaluator 'judge' needs the task's 'judge' contract in EvalRequest.contract",
                 hint="runs load it from the task (TaskSpec.contract); outside a run use "
-                "autorl.contracts.load_contract('judge', 'pkg.module')",
+                "load_contract(JUDGE, 'pkg.module') (autorl.contracts; JUDGE: "
+                "autorl_evaluator_judge.contract)",
             )
         template = judge_prompt.load_template(cfg["annotator"])
         examples = read_examples(request.eval_path, cfg["limit"])

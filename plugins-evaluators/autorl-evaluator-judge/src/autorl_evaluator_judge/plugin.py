@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from autorl import hookimpl
 from autorl.specs import EvaluatorSpec
+from autorl_evaluator_judge.contract import JUDGE
 
 
 @hookimpl
@@ -14,7 +15,7 @@ def autorl_register_evaluators() -> list[EvaluatorSpec]:
             factory="autorl_evaluator_judge.evaluator:JudgeEvaluator",
             description="Greedy answers judged pairwise against reference answers by an LLM "
             "driver (AlpacaEval 2.0 prompt); length-controlled win rate (percent)",
-            contract="judge",
+            contract=JUDGE,
             options={"metric": "length-controlled win rate", "decoding": "greedy"},
         )
     ]

@@ -1,5 +1,6 @@
-"""The task's ``interactive`` contract (:class:`autorl.contracts.InteractiveContract`), as the
-engine loaded it from the installed task package, with its optional parts checked.
+"""The task's ``interactive`` contract
+(:class:`autorl_evaluator_rollout.contract.InteractiveContract`), as the engine loaded it from
+the installed task package, with its optional parts checked.
 
 What an interactive task provides (see docs/evaluators/rollout.md):
 
@@ -86,8 +87,9 @@ def load_protocol(ref: str) -> Protocol:
     """The task's ``interactive`` contract ``ref``, loaded and checked (tests; runs get it in
     ``EvalRequest.contract`` from the engine)."""
     from autorl.contracts import load_contract
+    from autorl_evaluator_rollout.contract import INTERACTIVE
 
-    return from_contract(load_contract("interactive", ref, who="evaluator 'rollout'"), ref)
+    return from_contract(load_contract(INTERACTIVE, ref, who="evaluator 'rollout'"), ref)
 
 
 def from_contract(module: Any, name: str) -> Protocol:

@@ -21,12 +21,13 @@ protocol and its worked examples, so ``build_messages`` there is the whole promp
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
 from typing import Any
+
+from autorl_task_common import kitio
+from autorl_task_common.kitio import completion_text, kit_config, read_jsonl  # noqa: F401 (the kit's API)
 
 PROMPT_TEMPLATE = (
     "{question}\n\n"
@@ -86,7 +87,8 @@ def normalize_number(text: str | None) -> str | None:
 
 
 normalize = normalize_number
-"""The 'answer' contract's normal form (autorl.contracts.AnswerContract): a number's."""
+"""The 'answer' contract's normal form (``autorl_evaluator_exact.contract.AnswerContract``):
+a number's."""
 
 
 def extract_answer(text: str) -> str | None:
@@ -121,33 +123,10 @@ def reward(completion: str, answer: str) -> float:
     return FORMAT_REWARD if has_final_answer_line(completion) else 0.0
 
 
-def completion_text(completion: Any) -> str:
-    """A completion as text: TRL passes a string, or a list of chat messages when conversational."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list):
-        return "".join(str(m.get("content", "")) for m in completion if isinstance(m, dict))
-    return str(completion)
-
-
 def trl_reward(completions: list[Any], answer: list[str], **_: Any) -> list[float]:
     """``reward`` in TRL's reward-function shape (``GRPOTrainer(reward_funcs=[trl_reward])``);
     ``answer`` is the dataset column of that name."""
     return [reward(completion_text(c), a) for c, a in zip(completions, answer, strict=True)]
-
-
-def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Rows of a JSON-lines file; a bad line raises ValueError naming the file and line."""
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-    return rows
 
 
 def load_train(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
@@ -156,15 +135,7 @@ def load_train(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any
 
     Default path: ``data/train.jsonl`` under ``$AUTORL_WORKSPACE`` (else the current directory).
     """
-    if path is None:
-        root = Path(os.environ.get("AUTORL_WORKSPACE") or ".")
-        path = root / "data" / "train.jsonl"
-    if not Path(path).is_file():
-        raise FileNotFoundError(
-            f"train split not found at {path}; pass load_train(path=...) or set AUTORL_WORKSPACE "
-            "to the workspace directory (the one holding data/train.jsonl)"
-        )
-    return read_jsonl(path)
+    return kitio.load_train(path)
 
 
 _autorl_extract_answer = extract_answer
@@ -229,10 +200,9 @@ REFERENCE = Protocol("reference")
 
 def _workspace_protocol() -> Protocol | None:
     """The run's protocol when this file is a workspace copy with ``config.json`` beside it."""
-    config = Path(__file__).with_name("config.json")
-    if not config.is_file():
+    settings = kit_config(__file__)
+    if settings is None:
         return None
-    settings = json.loads(config.read_text(encoding="utf-8"))
     return Protocol(settings.get("protocol", "autorl"), settings.get("few_shot"))
 
 
