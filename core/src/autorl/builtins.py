@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from autorl import hookimpl
-from autorl.specs import ExecutorSpec, ModelSpec
+from autorl.specs import ExecutorSpec
 
 
 @hookimpl
@@ -14,17 +14,5 @@ def autorl_register_executors() -> list[ExecutorSpec]:
             name="local",
             factory="autorl.executors:SerialExecutor",
             description="Runs a matrix of runs one after another in this process.",
-        )
-    ]
-
-
-@hookimpl
-def autorl_register_models() -> list[ModelSpec]:
-    return [
-        ModelSpec(
-            name="hf",
-            factory="autorl.models:HFDirectoryModel",
-            description="Any local Hugging Face model directory (--model /path/to/dir), "
-            "or a hub id when online (--model hf:org/name).",
         )
     ]

@@ -30,7 +30,6 @@ from autorl.digest import file_digest, json_digest
 from autorl.engine.console import RunConsole
 from autorl.engine.records_io import utc_now, write_json
 from autorl.errors import AutorlError, ConfigError
-from autorl.models import HFDirectoryModel, looks_like_path
 from autorl.paths import cache_dir, task_cache_dir, task_cache_key
 from autorl.registry import Registry
 from autorl.types import Limits, ModelInfo, PreparedTask, TaskContext
@@ -100,9 +99,17 @@ class Setup:
 
 
 def resolve_model(registry: Registry, name: str) -> Any:
-    if name.startswith("hf:") or looks_like_path(name):
-        return HFDirectoryModel(name)
-    return registry.create("model", name)
+    """A registered model by name; a path or ``hf:org/name`` is the source of the ``hf`` model
+    (autorl-hf), so a wrong path fails as a path, never as an unknown model name."""
+    if not (name.startswith(("hf:", "/", ".", "~")) or Path(name).expanduser().is_dir()):
+        return registry.create("model", name)
+    if "hf" not in registry.names("model"):
+        raise ConfigError(
+            f"--model {name}: a model directory or hub id is read by the model 'hf', which no "
+            "installed plugin provides",
+            hint="pip install autorl-hf ('autorl plugins doctor' if it is installed)",
+        )
+    return registry.create("model", "hf", source=name)
 
 
 def resolve(config: RunConfig, registry: Registry) -> Components:

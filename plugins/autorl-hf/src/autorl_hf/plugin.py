@@ -1,9 +1,9 @@
-"""Entry point: registers the ``autorl engine`` command (no heavy imports here)."""
+"""Entry point: registers the ``hf`` model and the ``autorl engine`` command (no heavy imports)."""
 
 from __future__ import annotations
 
 from autorl import hookimpl
-from autorl.specs import CommandSpec
+from autorl.specs import CommandSpec, ModelSpec
 
 
 @hookimpl
@@ -13,5 +13,17 @@ def autorl_register_commands() -> list[CommandSpec]:
             name="engine",
             factory="autorl_hf.engine.commands:engine",
             description="Build and inspect the vLLM CPU inference engine's environment.",
+        )
+    ]
+
+
+@hookimpl
+def autorl_register_models() -> list[ModelSpec]:
+    return [
+        ModelSpec(
+            name="hf",
+            factory="autorl_hf.model:HFDirectoryModel",
+            description="Any local Hugging Face model directory (--model /path/to/dir), "
+            "or a hub id when online (--model hf:org/name).",
         )
     ]

@@ -1,4 +1,7 @@
-"""The built-in ``hf`` model: a local Hugging Face directory, or a hub id when online."""
+"""The ``hf`` model: a local Hugging Face directory, or a hub id when online.
+
+The engine gives it every ``--model`` that looks like a path or starts with ``hf:``
+(``autorl.engine.setup.resolve_model``); huggingface_hub is imported only to download."""
 
 from __future__ import annotations
 
@@ -44,7 +47,3 @@ class HFDirectoryModel:
             return ModelInfo(name=self.source, path=Path(path), description=f"hub: {repo}")
         path = self._local_dir()
         return ModelInfo(name=path.name, path=path, description=f"local directory {path}")
-
-
-def looks_like_path(name: str) -> bool:
-    return name.startswith(("/", ".", "~")) or Path(name).expanduser().is_dir()
