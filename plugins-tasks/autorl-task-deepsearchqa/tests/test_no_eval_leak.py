@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from autorl_grading.component import Grading
 from autorl_task_deepsearchqa.corpus import load_questions
 from autorl_task_deepsearchqa.task import DeepSearchQATask
 
@@ -29,9 +30,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory):
             task="deepsearchqa",
             metric=prepared.metric,
             budget_seconds=60,
-            max_submissions=3,
-            grader_url="http://127.0.0.1:9",
             has_kit=prepared.kit_dir is not None,
+            grading=Grading().instructions(
+                url="http://127.0.0.1:9", max_submissions=3, protocol="sealed"
+            ),
         )
     )
     (workspace / "description.md").write_text(prepared.description)

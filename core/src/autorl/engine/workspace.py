@@ -62,14 +62,14 @@ def instructions(
     task: str,
     metric: str,
     budget_seconds: float,
-    max_submissions: int,
-    grader_url: str,
     has_kit: bool,
+    grading: Mapping[str, str],
     protocol: str = "sealed",
     split_sizes: Mapping[str, int] | None = None,
 ) -> str:
-    """The agent's rules and the grading API, generated from the run's real settings; under
-    ``sealed`` they say that the scores it reads are dev scores and how its score is made."""
+    """The agent's rules, generated from the run's real settings; the run's grader supplies
+    what is its own (``Grader.instructions``: ``budget`` lines, the ``api`` and the ``score``
+    sections). Under ``sealed`` the goal says that the scores it reads are dev scores."""
     minutes = budget_seconds / 60
     kit = (
         "- `kit/autorl_kit.py`: the task's train-split loader and train-time reward "
@@ -87,30 +87,11 @@ def instructions(
             "scores\nyou read), and a sealed **test** split" + test + ", used once, after your "
             "time is up."
         )
-        scoring = """## Your score
-Your run's score is the **sealed test score of one selected checkpoint**: the submission you
-declare final (`"final": true` on `POST /submit`, or `POST /final`), if it is scored; if you
-declare none (or it failed), the one with the best dev score (ties: the later). After your
-phase the grader evaluates that checkpoint and the base model on the test split, which no
-submission is scored on before and no answer reports. The gap between the selected
-checkpoint's dev and test scores is reported too: climbing the dev split does not pay.
-"""
-        final_api = (
-            '- `POST /final` with JSON `{"submission_id": 3}`: declare an earlier submission '
-            "your final checkpoint\n  (it must exist and not have failed; the last declaration "
-            "counts).\n"
-        )
-        scores = "dev score"
     else:
         goal = (
             f"Improve the base model's **{metric}** on a held-out evaluation split that you "
             "cannot see."
         )
-        scoring = (
-            "Your score is the best score among your valid submissions, measured by the grader.\n"
-        )
-        final_api = ""
-        scores = "score"
     return f"""# Instructions
 
 You are post-training a language model for the task **{task}** (see `description.md`).
@@ -119,10 +100,7 @@ You are post-training a language model for the task **{task}** (see `description
 ## Budget
 - Wall clock: **{minutes:.1f} minutes** ({budget_seconds:.0f} s) from your start. At the deadline
   every process you started is stopped.
-- Submissions: at most **{max_submissions}** (re-submitting identical weights is free).
-- Warnings come at 50 % and 90 % of the time in `GET /budget` and in the
-  `X-Autorl-Budget-Warning` response header.
-
+{grading["budget"]}
 ## Workspace
 - `code/`: write your code here (it is snapshotted at every submission).
 - `data/`: the training split (read-only).
@@ -130,22 +108,5 @@ You are post-training a language model for the task **{task}** (see `description
 - `output/`: save checkpoints here, one directory each (e.g. `output/v1`).
 {kit}- The evaluation data is not in the workspace and is never sent to you.
 
-## Grading API
-Base URL in `$AUTORL_GRADER_URL` (now {grader_url}); send `Authorization: Bearer $AUTORL_TOKEN`.
-- `POST /submit` with JSON `{{"model_path": "output/v1", "wait": true}}`: evaluate a checkpoint;
-  add `"final": true` to declare it your final one.
-  A checkpoint is a full model directory (`model.save_pretrained` + `tokenizer.save_pretrained`)
-  or a PEFT LoRA adapter directory (merged onto the base model by the grader).
-{final_api}- `GET /submissions`, `GET /submissions/{{id}}`: status (`received`: being copied and
-  checked, `queued`, `evaluating`, `scored`, `failed`, `duplicate`), {scores}, baseline score,
-  improvement, reason, `final` (whether it is your declared final one). A checkpoint far larger
-  than the base model is refused unread.
-- `GET /budget`: time left, submissions used, warnings, `final` (the declared submission).
-- `GET /health`; the schema at `/openapi.json`.
-
-Example:
-
-    curl -s -X POST "$AUTORL_GRADER_URL/submit" -H "Authorization: Bearer $AUTORL_TOKEN" \\
-         -H 'Content-Type: application/json' -d '{{"model_path": "output/v1", "wait": true}}'
-
-{scoring}"""
+{grading["api"]}
+{grading["score"]}"""

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from autorl_grading.checkpoints import apparent_size, checkpoint_size_limit, hash_tree, hash_weights
+from autorl_grading.instructions import instructions
 from autorl_grading.service import GradingService
 
 
@@ -37,3 +38,6 @@ class Grading:
 
         app = create_app(service, token, on_refused=on_refused)
         return GradingServer(app, unix_socket=unix_socket).start()
+
+    def instructions(self, *, url: str, max_submissions: int, protocol: str) -> dict[str, str]:
+        return instructions(url=url, max_submissions=max_submissions, protocol=protocol)
