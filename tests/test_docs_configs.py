@@ -31,6 +31,10 @@ def test_documented_config_is_valid(
     path = tmp_path / "run.toml"
     path.write_text(body)
     config = load_config(path)
+    if config.egress.policy != "none":  # the policy names an installed egress component
+        from autorl.registry import get_registry
+
+        get_registry().get("egress", config.egress.policy)
     if "[limits]" in body:
         limits = config.limits.resolve()  # what the sandbox will enforce on this machine
         assert limits.memory_bytes is None or limits.memory_bytes > 0

@@ -170,8 +170,11 @@ class EgressConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    policy: Literal["none", "allowlist"] = Field(
-        "none", description="none: nothing; allowlist: the hosts in allow, through a logging proxy."
+    policy: str = Field(
+        "none",
+        min_length=1,
+        description="none: nothing; else the installed egress component of that name "
+        "(`autorl list egress`), checked when the run is resolved.",
     )
     allow: list[str] = Field(
         default_factory=list,

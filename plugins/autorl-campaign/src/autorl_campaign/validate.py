@@ -52,6 +52,7 @@ def check_cell(config: RunConfig, registry: Any, cache: dict[str, Problem | None
         config.reports,
         config.driver,
         config.driver_options,
+        config.egress.policy,
     )
     problem = _memo(cache, ("resolve", components), lambda: resolve(config, registry))
     if problem:
