@@ -32,7 +32,10 @@ def test_advantages_are_normalised_within_each_group(common_helpers: Path) -> No
 
     eps = [episode(0, 1.0), episode(0, 0.0), episode(1, 0.5), episode(1, 0.5)]
     advs = interactive.advantages(eps)
-    assert advs[0] == pytest.approx(1.0, abs=1e-3) and advs[1] == pytest.approx(-1.0, abs=1e-3)
+    # (r - mean) / sample std: +-0.5 / sqrt(0.5), TRL's GRPO scale
+    assert advs[0] == pytest.approx(0.5**0.5, abs=1e-3) and advs[1] == pytest.approx(
+        -(0.5**0.5), abs=1e-3
+    )
     assert advs[2:] == [0.0, 0.0]  # a group that scored alike carries no signal
 
 

@@ -159,9 +159,9 @@ def test_grpo_under_deepspeed_on_the_cpu(
 
 
 def test_grpo_advantages_are_group_normalised(common_helpers: Path) -> None:
-    from deepspeed_grpo import group_advantages
+    from recipe_common import group_advantages
 
-    advantages = group_advantages([1.0, 0.0, 0.0, 0.5, 0.5, 0.5], 3)
+    advantages = group_advantages([1.0, 0.0, 0.0, 0.5, 0.5, 0.5], [0, 0, 0, 1, 1, 1])
     assert advantages[0] > 0 > advantages[1] == advantages[2]
     assert advantages[3:] == [0.0, 0.0, 0.0]  # a group scored alike teaches nothing
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from deepspeed_sft import finish, load_model, make_accelerator, past
+from recipe_common import group_advantages
 
 
 def reward_function(ref: str) -> Any:
@@ -48,18 +49,6 @@ def gathered(model: Any, stage: int) -> Any:
     from deepspeed.runtime.zero.stage3 import unwrap_model_for_generation
 
     return unwrap_model_for_generation(model)
-
-
-def group_advantages(rewards: list[float], generations: int) -> list[float]:
-    """Each reward minus its group's mean, over the group's standard deviation (+1e-4): GRPO's
-    advantage; a group scored alike gives zeros (nothing to learn from it)."""
-    out: list[float] = []
-    for start in range(0, len(rewards), generations):
-        group = rewards[start : start + generations]
-        mean = sum(group) / len(group)
-        std = (sum((r - mean) ** 2 for r in group) / max(1, len(group) - 1)) ** 0.5
-        out += [(r - mean) / (std + 1e-4) for r in group]
-    return out
 
 
 def main(job_path: str) -> int:
@@ -117,7 +106,8 @@ def main(job_path: str) -> int:
             if key != "prompt"
         }
         rewards = [float(x) for x in reward(completions, **columns)]
-        advantages = torch.tensor(group_advantages(rewards, group), device=accelerator.device)
+        groups = [i // group for i in range(len(rewards))]  # each prompt's samples, in a row
+        advantages = torch.tensor(group_advantages(rewards, groups), device=accelerator.device)
         # the completion's tokens only (not the prompt, not the padding after an end)
         completion = sampled[:, width:]
         mask = torch.ones_like(completion, dtype=torch.float32)

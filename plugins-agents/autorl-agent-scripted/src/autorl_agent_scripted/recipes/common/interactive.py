@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from recipe_common import StepTimes, log, merged, share_cores
+from recipe_common import StepTimes, group_advantages, log, merged, share_cores
 from rollouts import (
     PrefixStore,
     Sampled,
@@ -293,18 +293,9 @@ def play(
 
 
 def advantages(episodes: list[Episode]) -> list[float]:
-    """Group-normalised rewards: (r - mean of its group) / (std of its group + eps); a group
-    whose episodes all scored the same carries no signal (advantage 0)."""
-    groups: dict[int, list[float]] = {}
-    for episode in episodes:
-        groups.setdefault(episode.group, []).append(episode.reward)
-    out = []
-    for episode in episodes:
-        rewards = groups[episode.group]
-        mean = sum(rewards) / len(rewards)
-        std = (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5
-        out.append(0.0 if std < 1e-6 else (episode.reward - mean) / (std + 1e-4))
-    return out
+    """:func:`recipe_common.group_advantages` of the episodes' rewards, grouped by session; a
+    group whose episodes all scored the same carries no signal (advantage 0)."""
+    return group_advantages([e.reward for e in episodes], [e.group for e in episodes])
 
 
 def action_logprobs(

@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,32 @@ class Submissions:
     def pending(self) -> int:
         """Submissions not final at the last :meth:`poll` (the grader is evaluating them)."""
         return len(self.ids) - len(self.scores)
+
+
+def group_advantages(rewards: Sequence[float], groups: Sequence[Hashable]) -> list[float]:
+    """GRPO's advantage of each reward: minus its group's mean (``groups[i]`` names reward
+    ``i``'s group), over the group's sample standard deviation + 1e-4; a group whose rewards are
+    all alike gives exact zeros.
+
+    The sample (unbiased, n - 1) standard deviation is the one TRL's GRPOTrainer uses (torch's
+    ``std`` default) in the recipes' single-turn TRL phase: the DeepSpeed loop and the
+    interactive loop then scale a group's advantages as that phase does, so choosing a route
+    never changes the step size by sqrt(n / (n - 1)). A group of one has no spread: zero.
+    Exact zeros (not a rounding error over 1e-4) let a caller drop a batch without signal.
+    """
+    members: dict[Hashable, list[float]] = {}
+    for reward, group in zip(rewards, groups, strict=True):
+        members.setdefault(group, []).append(reward)
+    stats = {}
+    for group, values in members.items():
+        mean = sum(values) / len(values)
+        std = (sum((r - mean) ** 2 for r in values) / max(1, len(values) - 1)) ** 0.5
+        stats[group] = (mean, std)
+    out = []
+    for reward, group in zip(rewards, groups, strict=True):
+        mean, std = stats[group]
+        out.append(0.0 if std < 1e-6 else (reward - mean) / (std + 1e-4))
+    return out
 
 
 def device() -> str:
