@@ -2,7 +2,7 @@
 
 Each task ships its own recipe: its ``TaskSpec(recipe="package:directory")`` names a directory
 of the task's package holding ``recipe.py`` and its modules. The agent finds it through the
-registry, copies the shared helpers (``recipes/common/*.py`` of this package: the grader
+registry, copies the shared helpers (:data:`HELPERS` of ``recipes/common/``: the grader
 client, the clock, ``run_rounds``, ``lora_config``, ``run_sft``...) and the recipe's ``*.py``
 into ``workspace/code/`` and runs ``code/recipe.py``. The agent knows no task.
 ``[agent_options]`` become the recipe's command-line flags: ``{"mode": "full", "rounds": 1}``
@@ -23,7 +23,20 @@ from autorl.registry import get_registry
 from autorl.types import AgentContext, AgentLaunch
 
 COMMON = Path(__file__).resolve().parent / "recipes" / "common"
-"""The task-independent helpers every recipe may import (copied next to it)."""
+"""Where the task-independent helpers live in this package."""
+HELPERS = (
+    "recipe_common.py",
+    "rounds.py",
+    "training.py",
+    "interactive.py",
+    "rollouts.py",
+    "deepspeed_sft.py",
+    "deepspeed_grpo.py",
+)
+"""The modules a task's recipe may import: the agent copies them next to ``recipe.py`` into
+``code/``, where ``python code/recipe.py`` finds them first on ``sys.path``. They are the
+recipes' declared dependency (a task with a recipe names ``autorl-agent-scripted`` in its
+``recipe`` extra); the agent runtime has no autorl package, so they are copied, not installed."""
 ENTRY = "recipe.py"
 FLAG_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 HOW_TO_ADD = (
@@ -97,7 +110,7 @@ def option_flags(options: Mapping[str, Any]) -> list[str]:
 def copy_recipe(task: str, code_dir: Path) -> list[Path]:
     """Copy the common helpers and the task's recipe (its ``*.py``) into ``code_dir``; returns
     the copies. A recipe module named like a common helper is an error (it would replace it)."""
-    sources: dict[str, Traversable] = {p.name: p for p in sorted(COMMON.glob("*.py"))}
+    sources: dict[str, Traversable] = {name: COMMON / name for name in HELPERS}
     recipe = recipe_dir(task)
     for source in sorted(recipe.iterdir(), key=lambda t: t.name):
         if not (source.name.endswith(".py") and source.is_file()):

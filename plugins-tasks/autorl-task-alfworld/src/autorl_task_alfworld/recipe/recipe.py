@@ -25,11 +25,11 @@ import argparse
 import random
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+# explorer (this recipe's module) and the scripted agent's helpers
+# (autorl_agent_scripted.agent.HELPERS), which the agent copies next to this file into code/;
+# `python code/recipe.py` puts code/ first on sys.path
 import explorer
 import interactive
 

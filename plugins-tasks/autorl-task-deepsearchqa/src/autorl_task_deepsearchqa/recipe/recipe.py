@@ -12,10 +12,9 @@ tokens with the tiny model's tokenizer.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+# the scripted agent's helpers (autorl_agent_scripted.agent.HELPERS), which it copies next to
+# this file into code/; `python code/recipe.py` puts code/ first on sys.path
 import interactive
 
 DEFAULTS = ["--max-new-tokens", "64"]

@@ -18,11 +18,10 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+# the scripted agent's helpers (autorl_agent_scripted.agent.HELPERS), which it copies next to
+# this file into code/; `python code/recipe.py` puts code/ first on sys.path
 from recipe_common import log
 from rounds import Run, recipe_parser, run_rounds
 from training import run_grpo, sft_in_rotation

@@ -37,11 +37,10 @@ import random
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+# the scripted agent's helpers (autorl_agent_scripted.agent.HELPERS), which it copies next to
+# this file into code/; `python code/recipe.py` puts code/ first on sys.path
 from recipe_common import log
 from rounds import Run, recipe_parser, reserve_each_save, run_rounds
 from training import run_sft

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+# the scripted agent's helpers (autorl_agent_scripted.agent.HELPERS), which it copies next to
+# this file into code/; `python code/recipe.py` puts code/ first on sys.path
 import interactive
 
 NAVIGATION = ("next >", "< prev", "back to search")
