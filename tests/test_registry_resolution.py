@@ -185,3 +185,27 @@ def test_registry_with_builds_an_isolated_registry(tmp_path: Path) -> None:
     (tmp_path / "submissions.jsonl").write_text('{"id": 1, "status": "scored", "score": 12.5}\n')
     paths = registry.create("report", "fixture-summary").render(tmp_path, out)
     assert paths[0].read_text().splitlines()[-1] == "- 1: scored 12.5"
+
+
+def test_an_egress_policy_is_the_installed_egress_component_of_its_name() -> None:
+    """``[egress] policy`` is a plain name checked against the installed egress components
+    when a run is resolved: ``allowlist`` builds autorl-sandbox-common's proxy, a typo fails
+    with the close name, before anything runs."""
+    from autorl.config import RunConfig
+    from autorl.engine.setup import resolve
+    from autorl.errors import ConfigError
+    from autorl.registry import get_registry
+
+    def config(policy: str) -> RunConfig:
+        egress = {"policy": policy}
+        return RunConfig(
+            task="gsm8k", agent="scripted", model="tiny", sandbox="local", egress=egress
+        )
+
+    registry = get_registry()
+    assert resolve(config("allowlist"), registry).egress.name == "allowlist"
+    assert resolve(config("none"), registry).egress is None
+    with pytest.raises(ConfigError) as err:
+        resolve(config("allowlst"), registry)
+    assert "[egress] policy 'allowlst'" in err.value.message
+    assert "did you mean: allowlist?" in err.value.message and "'allowlist'" in err.value.hint

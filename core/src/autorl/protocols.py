@@ -193,6 +193,11 @@ class Grader(Protocol):
         and ``stop()``."""
         ...
 
+    def instructions(self, *, url: str, max_submissions: int, protocol: str) -> dict[str, str]:
+        """What the agent's ``instructions.md`` says of this grader under the scoring
+        ``protocol``: ``budget`` (lines of the budget section), ``api`` and ``score`` (sections)."""
+        ...
+
 
 @runtime_checkable
 class AgentRuntime(Protocol):

@@ -140,9 +140,12 @@ class AgentPhase:
                 task=self.parts.task.name,
                 metric=self.setup.prepared.metric,
                 budget_seconds=cfg.budget.wall_seconds,
-                max_submissions=cfg.budget.max_submissions,
-                grader_url=server.url,
                 has_kit=self.setup.prepared.kit_dir is not None,
+                grading=grader.instructions(
+                    url=server.url,
+                    max_submissions=cfg.budget.max_submissions,
+                    protocol=cfg.scoring.protocol,
+                ),
                 protocol=cfg.scoring.protocol,
                 split_sizes=self.setup.split_sizes,
             )

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from autorl.config import RunConfig, ScoringConfig
+from autorl.contracts import prepared_contract
 from autorl.digest import file_digest, json_digest
 from autorl.engine.console import RunConsole
 from autorl.engine.records_io import utc_now, write_json
@@ -38,10 +39,10 @@ SERVICES: dict[str, tuple[str, str]] = {
     "grader": ("api", "autorl-grading (checkpoint intake and the grading API)"),
     "runtime": ("harness", "autorl-sandbox-common (the agent runtime, the egress proxy)"),
     "gateway": ("llm", "autorl-llm (the drivers' layer and the metering gateway)"),
-    "egress": ("allowlist", "autorl-sandbox-common (the allowlist egress proxy)"),
 }
 """Harness services the engine reaches through the registry: kind -> (default component,
-where from). The egress component is the one named like the run's ``[egress] policy``."""
+where from). The egress component is the one named like the run's ``[egress] policy``, when
+it is not ``none``: see :func:`resolve`."""
 
 PINNED_DIR = "task-data"
 """The run's copy of its splits, in the run directory: ``eval/`` (the directory holding the eval
@@ -123,9 +124,16 @@ def resolve(config: RunConfig, registry: Registry) -> Components:
     model = resolve_model(registry, config.model)
     grader, runtime = service(registry, "grader"), service(registry, "runtime")
     egress = None
-    if config.egress.policy != "none":
+    if config.egress.policy != "none":  # a policy is the egress component of its name
         policy = config.egress.policy
-        egress = service(registry, "egress", policy, f"egress policy {policy!r}")
+        try:
+            egress = registry.create("egress", policy)
+        except AutorlError as exc:
+            raise ConfigError(
+                f"[egress] policy {policy!r} is neither 'none' nor an installed egress "
+                f"component: {exc.message}",
+                hint=f"{exc.hint or 'see autorl list egress'} (docs/security.md#egress)",
+            ) from None
     for report in config.reports:
         registry.get("report", report)
     driver = gateway = None
@@ -197,7 +205,7 @@ def prepare(
     model_info = parts.model.materialize(cache_dir("models"))
     stage("evaluator")
     evaluator = registry.create("evaluator", prepared.evaluator)
-    contract_ref, contract = _contract(registry, config.task, prepared)
+    contract_ref, contract = prepared_contract(registry, config.task, prepared)
     evaluator_config = {
         **dict(prepared.evaluator_config),
         **config.evaluator_options,
@@ -403,25 +411,6 @@ def split_digest(path: Path) -> str:
         files = sorted(p for p in path.rglob("*") if p.is_file())
         return file_digest(files, base=path)
     return file_digest([path])
-
-
-def _contract(registry: Registry, task: str, prepared: PreparedTask) -> tuple[str | None, Any]:
-    """The task's implementation of its evaluator's contract, loaded and checked once; the
-    first eval rows are checked too, so a mismatch fails before the baseline."""
-    from autorl.contracts import check_rows, prepared_contract
-
-    ref, contract = prepared_contract(registry, task, prepared)
-    if contract is None:
-        return ref, None
-    kind = registry.get("evaluator", prepared.evaluator).spec.contract
-    problems = check_rows(kind, prepared.eval_path)
-    if problems:
-        raise ConfigError(
-            f"task {task!r}: its eval rows do not fit evaluator {prepared.evaluator!r}: "
-            + "; ".join(problems[:3]),
-            hint=f"write the fields the {kind!r} contract reads (docs/evaluators/)",
-        )
-    return ref, contract
 
 
 def sandbox_info(config: RunConfig, sandbox: Any) -> dict[str, Any]:
