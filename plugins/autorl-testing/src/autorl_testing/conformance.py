@@ -652,6 +652,17 @@ class GraderConformance(PluginConformance):
         (model / "tokenizer.json").write_text('{"changed": true}')
         assert self.create().files_hash(model) != first[1], "a changed file must change the hash"
 
+    def test_describes_its_api_for_the_agent(self) -> None:
+        """``instructions`` gives the sections the engine puts in ``instructions.md``: the
+        quota in ``budget``, the run's URL in ``api``, a ``score`` under either protocol."""
+        for protocol in ("sealed", "reference"):
+            text = self.create().instructions(
+                url="http://127.0.0.1:4321", max_submissions=7, protocol=protocol
+            )
+            assert {"budget", "api", "score"} <= set(text), sorted(text)
+            assert "7" in text["budget"] and "http://127.0.0.1:4321" in text["api"], text
+            assert all(isinstance(v, str) and v.endswith("\n") for v in text.values()), text
+
     def test_serves_the_api_on_loopback_with_the_token(self, tmp_path: Path) -> None:
         import httpx
 
