@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.autorl-installed
 
-.PHONY: setup setup-sandbox setup-docker setup-browser setup-engine run test lint bench clean-runs lock
+.PHONY: setup setup-sandbox setup-docker setup-browser setup-engine run check test lint bench clean-runs lock
 
 setup: $(STAMP)
 
@@ -69,9 +69,22 @@ ifeq ($(strip $(ARGS)),)
 endif
 	$(BIN)/autorl run $(ARGS)
 
+# Tests run in parallel (pytest-xdist, one worker per core; JOBS=1 runs them in this process).
+# --dist loadgroup keeps the groups that conftest.py marks on one worker: one Docker daemon, one
+# vLLM engine, a module's shared runs made once.
+JOBS   ?= auto
+XDIST  := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadgroup)
+
+# The quick loop while you work (about 2 minutes on 2 cores): lint, then every test that
+# launches no real run, trains no model and starts no service (the `e2e` and `slow` marks).
+check: setup setup-sandbox
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/python -m pytest $(XDIST) -q -m "not e2e and not slow" $(PYTEST_ARGS)
+
+# Everything, as CI runs it (.ci/run): every sandbox and the engine are required, not skipped.
 test: setup setup-sandbox setup-docker setup-browser setup-engine
 	$(BIN)/ruff check .
-	AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+	AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
