@@ -1,4 +1,4 @@
-"""The shared L3 task helpers: the ReAct chat, expert episodes, BM25, and the kit copy."""
+"""The shared task helpers: the ReAct chat, expert episodes, BM25, the kit files and copies."""
 
 from __future__ import annotations
 
@@ -95,6 +95,7 @@ def test_the_kit_copy_stands_alone(tmp_path: Path) -> None:
     script = """
 import os, sys
 sys.path.insert(0, "kit")
+import autorl_task_common.kitio
 import autorl_task_common.react as react
 assert os.path.abspath(react.__file__).startswith(os.path.abspath("kit")), react.__file__
 from autorl_task_common.bm25 import BM25Ranking
@@ -112,3 +113,51 @@ except ImportError as exc:
     )
     assert result.returncode == 0, result.stderr
     assert "the test kit needs the rank_bm25 package" in result.stdout
+
+
+def test_kitio_reads_the_train_split_and_says_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autorl_task_common import kitio
+
+    monkeypatch.setenv("AUTORL_WORKSPACE", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=r"data/train\.jsonl"):
+        kitio.load_train()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "train.jsonl").write_text('{"a": 1}\n\n{"a": 2}\n')
+    assert kitio.load_train() == [{"a": 1}, {"a": 2}]
+    (tmp_path / "bad.jsonl").write_text('{"a": 1}\n{oops\n')
+    with pytest.raises(ValueError, match=r"bad\.jsonl:2"):
+        kitio.read_jsonl(tmp_path / "bad.jsonl")
+    assert kitio.completion_text([{"role": "assistant", "content": "x"}, "junk"]) == "x"
+    assert kitio.kit_config(tmp_path / "autorl_kit.py") is None
+    (tmp_path / "config.json").write_text('{"protocol": "reference"}')
+    assert kitio.kit_config(tmp_path / "autorl_kit.py") == {"protocol": "reference"}
+
+
+def test_module_kit_ships_the_module_its_helpers_and_its_config(tmp_path: Path) -> None:
+    from autorl_task_common.kits import KIT_NAME, module_kit
+
+    source = tmp_path / "kit.py"
+    source.write_text("from autorl_task_common.kitio import read_jsonl\n")
+    plain = module_kit(tmp_path / "cache", source)
+    configured = module_kit(tmp_path / "cache", source, {"protocol": "reference"})
+    assert plain != configured and module_kit(tmp_path / "cache", source) == plain
+    assert sorted(p.name for p in plain.iterdir()) == [KIT_NAME, "autorl_task_common"]
+    assert (configured / "config.json").read_text().count("reference") == 1
+    assert (plain / KIT_NAME).read_bytes() == source.read_bytes()
+
+
+def test_a_protocol_variant_inherits_what_it_does_not_redefine() -> None:
+    import types
+
+    from autorl_task_common.interactive import inherit_protocol
+
+    base = types.ModuleType("base")
+    base.__all__ = ["STOP", "build_messages", "make_env"]
+    base.STOP, base.build_messages, base.make_env = (), "base prompt", "base env"
+    namespace: dict[str, Any] = {}
+    inherit_protocol(base, namespace, "extra")
+    namespace["build_messages"] = "variant prompt"
+    assert namespace["make_env"] == "base env" and namespace["build_messages"] == "variant prompt"
+    assert namespace["__all__"] == ["STOP", "build_messages", "make_env", "extra"]

@@ -80,7 +80,11 @@ def test_changed_parameters_regenerate(tmp_path: Path) -> None:
 def test_kit_is_a_verbatim_copy_of_the_graders_module(tmp_path: Path) -> None:
     prepared = prepare(tmp_path, **SMALL)
     assert prepared.kit_dir is not None
-    assert [p.name for p in prepared.kit_dir.iterdir()] == ["autorl_kit.py"]
+    # the kit module and the helpers it imports (autorl_task_common.kitio), nothing else
+    assert sorted(p.name for p in prepared.kit_dir.iterdir()) == [
+        "autorl_kit.py",
+        "autorl_task_common",
+    ]
     assert (prepared.kit_dir / "autorl_kit.py").read_bytes() == KIT_SOURCE.read_bytes()
 
 

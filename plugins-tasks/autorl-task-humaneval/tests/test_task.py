@@ -35,9 +35,12 @@ def test_reference_split_82_82_disjoint(prepared) -> None:
 
 
 def test_kit_holds_no_eval_problem(prepared) -> None:
-    files = list(prepared.kit_dir.iterdir())
-    assert [f.name for f in files] == ["autorl_kit.py"]
-    text = files[0].read_text() + prepared.train_files[0].read_text()
+    files = sorted(p for p in prepared.kit_dir.rglob("*") if p.is_file())
+    assert {f.relative_to(prepared.kit_dir).parts[0] for f in files} == {
+        "autorl_kit.py",
+        "autorl_task_common",
+    }
+    text = "".join(f.read_text() for f in files) + prepared.train_files[0].read_text()
     for problem in rows(prepared.eval_path):
         assert problem["prompt"] not in text
         assert problem["task_id"] + '"' not in text

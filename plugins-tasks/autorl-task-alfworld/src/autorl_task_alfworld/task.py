@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from autorl_data.cache import build_once, files_digest, params_digest, write_jsonl, write_split
-from autorl_task_common.interactive import InteractiveTask, build_kit
+from autorl_task_common.interactive import InteractiveTask
+from autorl_task_common.kits import KitLayout, build_kit
 from pydantic import Field
 
 from autorl.errors import ConfigError
@@ -39,10 +40,10 @@ from autorl_task_alfworld.protocol_reference import file_sha256
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATA_DIR = PACKAGE_DIR / "data"
 SHIPPED = {"train": DATA_DIR / "games_train.jsonl", "eval": DATA_DIR / "games_eval.jsonl"}
-KIT_PACKAGE = "alfworld_env"
 KIT_GAMES = "alfworld_games"
 ENV_MODULES = ("env.py", "prompt.py", "games.py")
 """Self-contained modules (no autorl import) copied into ``kit/alfworld_env/``."""
+KIT = KitLayout(PACKAGE_DIR, "alfworld_env", ENV_MODULES, "ALFWorld")
 
 OFFLINE_SPLIT = "offline-generated"
 REFERENCE_SPLIT = "alfworld-valid-unseen"
@@ -362,13 +363,7 @@ class AlfWorldTask(InteractiveTask):
                 shutil.copyfile(settings.react_prompts, staging / KIT_EXAMPLES)
 
         return build_kit(
-            cache,
-            package_dir=PACKAGE_DIR,
-            package=KIT_PACKAGE,
-            modules=ENV_MODULES,
-            title="ALFWorld",
-            key=[split_dir.name, *grader.values(), settings.react_prompts_sha256],
-            fill=fill,
+            cache, KIT, [split_dir.name, *grader.values(), settings.react_prompts_sha256], fill
         )
 
 

@@ -12,9 +12,9 @@ from autorl_data.cache import (
     build_once,
     files_digest,
     params_digest,
-    single_file_kit,
     write_split,
 )
+from autorl_task_common.kits import module_kit
 from pydantic import Field, field_validator
 
 from autorl.options import OptionsModel, PositiveInt
@@ -25,7 +25,6 @@ from autorl_task_alpacaeval import data
 from autorl_task_alpacaeval.description import describe
 
 KIT_SOURCE = Path(__file__).with_name("kit.py")
-KIT_NAME = "autorl_kit.py"
 CONTRACT = "autorl_task_alpacaeval.kit"
 """The 'judge' contract (the answer prompt): loaded from the installed package by the engine,
 never from the workspace copy of the kit."""
@@ -202,4 +201,4 @@ class AlpacaEvalTask:
     @staticmethod
     def _kit(cache: Path) -> Path:
         """``kit/autorl_kit.py``: a verbatim copy of the task's kit module."""
-        return single_file_kit(cache, KIT_SOURCE, KIT_NAME)
+        return module_kit(cache, KIT_SOURCE)

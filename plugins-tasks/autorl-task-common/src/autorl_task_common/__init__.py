@@ -2,7 +2,8 @@
 
 A task's grader imports these modules from the installed package; its workspace kit gets a copy
 of :data:`KIT_MODULES` (``kit/autorl_task_common/``), since the kit runs where no autorl package
-is. ``interactive`` (the tasks' ``prepare`` skeleton) imports autorl and is never copied.
+is. ``kits`` (building a kit) and ``interactive`` (the L3 tasks' ``prepare`` skeleton) import
+autorl and are never copied.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import shutil
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-KIT_MODULES = ("__init__.py", "bm25.py", "react.py")
+KIT_MODULES = ("__init__.py", "bm25.py", "kitio.py", "react.py")
 
 
 def kit_sources() -> list[Path]:

@@ -14,19 +14,12 @@ never copied into a kit.
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
-from autorl_data.cache import build_once
-
-from autorl.digest import file_digest, json_digest, short
 from autorl.types import PreparedTask, TaskContext
-from autorl_task_common import copy_into_kit, kit_sources
-
-KIT_NAME = "autorl_kit.py"
-"""The kit module the agent imports; a copy of the task package's ``kit.py``."""
 
 
 class InteractiveSettings(Protocol):
@@ -54,43 +47,6 @@ class Describe(Protocol):
 def read_meta(split_dir: Path) -> dict[str, Any]:
     """A built split's ``meta.json`` (its parameters, ``n_train`` and ``n_eval``)."""
     return json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
-
-
-def build_kit(
-    cache: Path,
-    *,
-    package_dir: Path,
-    package: str,
-    modules: Sequence[str],
-    title: str,
-    key: Sequence[Any],
-    fill: Callable[[Path], None],
-) -> Path:
-    """Build the kit once under ``cache/kit-<digest>`` and return it.
-
-    The kit holds ``autorl_kit.py`` (``package_dir/kit.py``), ``package/`` (verbatim copies of
-    ``modules``, the grader's environment), ``autorl_task_common/`` (what those modules import)
-    and whatever ``fill(staging)`` writes: the TRAIN data and the grader's settings, never
-    held-out data. The digest covers every copied source and ``key`` (the split and settings the
-    data depends on), so a changed module or option builds a new kit.
-    """
-    sources = [*(package_dir / name for name in (*modules, "kit.py")), *kit_sources()]
-    target = cache / f"kit-{short(json_digest([file_digest(sources), *key]), 12)}"
-
-    def build(staging: Path) -> None:
-        env = staging / package
-        env.mkdir()
-        (env / "__init__.py").write_text(
-            f'"""The {title} environment (a copy of the grader\'s modules)."""\n',
-            encoding="utf-8",
-        )
-        for name in modules:
-            shutil.copyfile(package_dir / name, env / name)
-        fill(staging)
-        copy_into_kit(staging)  # the shared modules the env modules import
-        shutil.copyfile(package_dir / "kit.py", staging / KIT_NAME)
-
-    return build_once(target, build, marker=KIT_NAME)
 
 
 class InteractiveTask:
@@ -126,6 +82,7 @@ class InteractiveTask:
         raise NotImplementedError
 
     def _kit(self, cache: Path, split_dir: Path, settings: Any, config: dict[str, Any]) -> Path:
+        """The kit, through :func:`autorl_task_common.kits.build_kit` with the task's TRAIN data."""
         raise NotImplementedError
 
     def prepare(self, ctx: TaskContext) -> PreparedTask:
@@ -155,3 +112,13 @@ class InteractiveTask:
             split=split,
             metric=self.metric,
         )
+
+
+def inherit_protocol(base: ModuleType, namespace: dict[str, Any], *extra: str) -> None:
+    """Make a protocol variant module (``namespace`` is its ``globals()``) everything ``base``
+    exports (its ``__all__``), and export those names and ``extra`` (members only the variant
+    has). Call it right after the imports: the variant's own definitions below it then replace
+    what differs (its prompt, its action reading, its stops), so a variant states only that,
+    not a copy of the base's member list."""
+    namespace.update({name: getattr(base, name) for name in base.__all__})
+    namespace["__all__"] = [*base.__all__, *extra]

@@ -48,6 +48,26 @@ def rule_grade(question: Question, response: str) -> dict[str, Any]:
     }
 
 
+def judged(grade: GradeFn, question: Question, answer: str) -> tuple[bool, dict[str, Any]]:
+    """``grade``'s verdict on an answer: whether it is correct, and the judge's other fields as
+    info keys (``judge`` as is, the rest prefixed ``judge_``)."""
+    verdict = dict(grade(question, answer))
+    correct = bool(verdict.pop("correct"))
+    return correct, {f"judge_{k}" if k != "judge" else k: v for k, v in verdict.items()}
+
+
+def episode_info(
+    question: Question, steps: int, searches: int, reward: float | None, **extra: Any
+) -> dict[str, Any]:
+    """A step's info: the session, its steps and searches, ``success`` once the episode is
+    over (``reward`` given), then ``extra``."""
+    info: dict[str, Any] = {"session_id": question.session_id, "steps": steps, "searches": searches}
+    if reward is not None:
+        info["success"] = reward >= 1.0
+    info.update(extra)
+    return info
+
+
 def format_hits(query: str, hits: list[dict[str, str]]) -> str:
     if not hits:
         return f'No results for "{query}". Try other keywords.'
@@ -150,11 +170,9 @@ class DeepSearchQAEnv:
     # internals ---------------------------------------------------------------------------------
 
     def _answer(self, session: _Session, response: str) -> tuple[str, float, bool, dict[str, Any]]:
-        verdict = dict(self.grade(session.question, response))
-        correct = bool(verdict.pop("correct"))
+        correct, judge = judged(self.grade, session.question, response)
         session.done = True
         session.reward = 1.0 if correct else 0.0
-        judge = {f"judge_{k}" if k != "judge" else k: v for k, v in verdict.items()}
         info = self._info(valid=True, answered=True, answer=response, correct=correct, **judge)
         text = "Correct." if correct else "Not correct."
         return f"Answer recorded: {response}. {text}", session.reward, True, info
@@ -174,15 +192,8 @@ class DeepSearchQAEnv:
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         session = self._require_session()
-        info: dict[str, Any] = {
-            "session_id": session.question.session_id,
-            "steps": session.steps,
-            "searches": len(session.searches),
-        }
-        if session.done:
-            info["success"] = session.reward >= 1.0
-        info.update(extra)
-        return info
+        reward = session.reward if session.done else None
+        return episode_info(session.question, session.steps, len(session.searches), reward, **extra)
 
     def _require_session(self) -> _Session:
         if self._session is None:

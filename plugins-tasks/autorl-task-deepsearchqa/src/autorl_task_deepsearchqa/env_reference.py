@@ -34,6 +34,8 @@ from .env import (
     DeepSearchQAEnv,
     GradeFn,
     SearchFn,
+    episode_info,
+    judged,
     rule_grade,
 )
 
@@ -149,11 +151,9 @@ class ReferenceEnv(DeepSearchQAEnv):
     def _finish(
         self, loop: _Loop, predicted: str, *, answered: bool, **extra: Any
     ) -> tuple[str, float, bool, dict[str, Any]]:
-        verdict = dict(self.grade(loop.question, predicted))
-        correct = bool(verdict.pop("correct"))
+        correct, judge = judged(self.grade, loop.question, predicted)
         loop.done = True
         loop.reward = 1.0 if correct else 0.0
-        judge = {f"judge_{k}" if k != "judge" else k: v for k, v in verdict.items()}
         info = self._info(
             answered=answered,
             judged=True,
@@ -168,15 +168,8 @@ class ReferenceEnv(DeepSearchQAEnv):
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         loop = self._require()
-        info: dict[str, Any] = {
-            "session_id": loop.question.session_id,
-            "steps": loop.steps,
-            "searches": loop.searches,
-        }
-        if loop.done:
-            info["success"] = loop.reward >= 1.0
-        info.update(extra)
-        return info
+        reward = loop.reward if loop.done else None
+        return episode_info(loop.question, loop.steps, loop.searches, reward, **extra)
 
     def _require(self) -> _Loop:
         if self._loop is None:

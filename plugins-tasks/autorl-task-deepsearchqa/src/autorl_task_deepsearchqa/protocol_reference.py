@@ -22,38 +22,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from autorl_task_common.interactive import inherit_protocol
+from autorl_task_common.react import check_turns
+
 from autorl.errors import ConfigError
+from autorl_task_deepsearchqa import protocol
 from autorl_task_deepsearchqa.env import DEFAULT_TOP_K
 from autorl_task_deepsearchqa.env_reference import ReferenceEnv
-from autorl_task_deepsearchqa.prompt_reference import MAX_STEPS, STOP, build_reference_prompt
-from autorl_task_deepsearchqa.protocol import (
-    ENV_OPTIONS,
-    SUCCESS_THRESHOLD,
-    _grader,
-    _questions,
-    _search,
-    episode_metrics,
-    load_sessions,
-    records_dir,
-)
+from autorl_task_deepsearchqa.prompt_reference import MAX_STEPS, build_reference_prompt
+from autorl_task_deepsearchqa.prompt_reference import STOP as REFERENCE_STOP
+from autorl_task_deepsearchqa.protocol import _grader, _questions, _search, records_dir
 
+inherit_protocol(protocol, globals())
+
+STOP = REFERENCE_STOP
 DEFAULT_MAX_STEPS = MAX_STEPS
 HISTORY_WINDOW = MAX_STEPS
 """Unused: the reference's prompt holds the whole history."""
-
-__all__ = [
-    "DEFAULT_MAX_STEPS",
-    "ENV_OPTIONS",
-    "HISTORY_WINDOW",
-    "STOP",
-    "SUCCESS_THRESHOLD",
-    "build_messages",
-    "episode_metrics",
-    "extract_action",
-    "load_sessions",
-    "make_env",
-    "records_dir",
-]
 
 
 def make_env(config: Mapping[str, Any], eval_path: str | os.PathLike[str]) -> ReferenceEnv:
@@ -76,11 +61,7 @@ def build_messages(
 ) -> str:
     """The raw text the reference sends next: its ``full_prompt`` (the observations joined);
     ``actions`` and ``history_window`` are not needed (the replies are in the observations)."""
-    if len(observations) != len(actions) + 1:
-        raise ValueError(
-            f"build_messages needs one more observation than actions, got {len(observations)} "
-            f"observations and {len(actions)} actions"
-        )
+    check_turns(observations, actions)
     return build_reference_prompt(observations)
 
 

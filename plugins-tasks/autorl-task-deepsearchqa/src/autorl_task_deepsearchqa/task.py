@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from autorl_data.cache import build_once, files_digest, params_digest, write_split
-from autorl_task_common.interactive import InteractiveTask, build_kit
+from autorl_task_common.interactive import InteractiveTask
+from autorl_task_common.kits import KitLayout, build_kit
 from pydantic import Field
 
 from autorl.errors import AutorlError, ConfigError
@@ -29,7 +30,6 @@ from autorl_task_deepsearchqa.prompt_reference import MAX_NEW_TOKENS as REFERENC
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATA_DIR = PACKAGE_DIR / "data"
-KIT_PACKAGE = "deepsearchqa_env"
 KIT_DATA = "deepsearchqa_data"
 ENV_MODULES = (
     "bm25.py",
@@ -43,6 +43,7 @@ ENV_MODULES = (
     "text.py",
 )
 """Copied to the kit (relative imports, ``autorl_task_common``, stdlib + rank_bm25)."""
+KIT = KitLayout(PACKAGE_DIR, "deepsearchqa_env", ENV_MODULES, "DeepSearchQA")
 
 OFFLINE_SPLIT = "offline-encyclopedia"
 REFERENCE_SPLIT = "deepsearchqa-reference"
@@ -307,12 +308,4 @@ class DeepSearchQATask(InteractiveTask):
             write_json(data / "questions_train.json", load_questions(split_dir / "train.jsonl"))
             (data / "settings.json").write_text(json.dumps(kit_settings) + "\n", encoding="utf-8")
 
-        return build_kit(
-            cache,
-            package_dir=PACKAGE_DIR,
-            package=KIT_PACKAGE,
-            modules=ENV_MODULES,
-            title="DeepSearchQA",
-            key=[split_dir.name, kit_settings],
-            fill=fill,
-        )
+        return build_kit(cache, KIT, [split_dir.name, kit_settings], fill)

@@ -4,7 +4,9 @@ This one file is both the grader's protocol and the agent's kit. The task copies
 ``workspace/kit/autorl_kit.py``; the ``exact`` evaluator imports it from the *installed* task
 package (``autorl_task_gsm8k.kit``), so editing the workspace copy changes nothing in grading.
 
-Standard library only: the agent imports it with whatever Python it uses.
+Standard library only: the agent imports it with whatever Python it uses. Its file helpers
+(``autorl_task_common.kitio``) come from the installed package on the grader's side and from
+the kit's copy (``kit/autorl_task_common/``, beside ``autorl_kit.py``) in the workspace.
 
 Metric: exact match of the final number. The evaluator sends ``build_messages(question)`` through
 the model's chat template, decodes greedily, applies ``extract_answer`` to the output and compares
@@ -27,7 +29,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from autorl_task_common import kitio
-from autorl_task_common.kitio import completion_text, kit_config, read_jsonl  # noqa: F401 (the kit's API)
+from autorl_task_common.kitio import completion_text, kit_config
+from autorl_task_common.kitio import read_jsonl as read_jsonl  # part of the kit's API
 
 PROMPT_TEMPLATE = (
     "{question}\n\n"

@@ -12,9 +12,9 @@ from autorl_data.cache import (
     build_once,
     files_digest,
     params_digest,
-    single_file_kit,
     write_split,
 )
+from autorl_task_common.kits import module_kit
 from pydantic import Field, StrictInt, model_validator
 
 from autorl.options import OptionsModel, PositiveInt
@@ -25,7 +25,6 @@ from autorl_task_gsm8k import data
 from autorl_task_gsm8k.description import describe
 
 KIT_SOURCE = Path(__file__).with_name("kit.py")
-KIT_NAME = "autorl_kit.py"
 CONTRACT = "autorl_task_gsm8k.kit"
 """The 'answer' contract the exact evaluator uses (prompt, extraction, normal form): loaded
 from the installed package by the engine, never from the workspace copy of the kit."""
@@ -221,4 +220,4 @@ class GSM8KTask:
         """``kit/autorl_kit.py``: a verbatim copy of the task's kit module; on real GSM8K with
         ``config.json`` beside it (the reference's protocol and worked examples), so the kit's
         ``build_messages`` is the whole prompt the grader sends."""
-        return single_file_kit(cache, KIT_SOURCE, KIT_NAME, config)
+        return module_kit(cache, KIT_SOURCE, config)

@@ -4,7 +4,9 @@ This one file is both the grader's protocol and the agent's kit. The task copies
 ``workspace/kit/autorl_kit.py``; the ``code`` evaluator imports it from the *installed* task
 package (``autorl_task_humaneval.kit``), so editing the workspace copy changes nothing in grading.
 
-Standard library only: the agent imports it with whatever Python it uses.
+Standard library only: the agent imports it with whatever Python it uses. Its file helpers
+(``autorl_task_common.kitio``) come from the installed package on the grader's side and from
+the kit's copy (``kit/autorl_task_common/``, beside ``autorl_kit.py``) in the workspace.
 
 Metric: pass@1. The evaluator sends ``build_prompt(problem)`` to the model, decodes greedily
 (stopping at ``STOP_SEQUENCES``, if any), turns the output into a program with ``extract_code``
@@ -23,7 +25,6 @@ uses.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -31,6 +32,10 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from autorl_task_common import kitio
+from autorl_task_common.kitio import completion_text, kit_config
+from autorl_task_common.kitio import read_jsonl as read_jsonl  # part of the kit's API
 
 COMPLETION_STOP_SEQUENCES = ("\nclass ", "\nif __name__", "\nprint(", "\nassert ", "\n```", "\n#")
 """Top-level code that ends a function body (the evaluator stops generation at these)."""
@@ -175,15 +180,6 @@ def _run(program: str, timeout: float) -> float:
     return 1.0 if done.returncode == 0 else 0.0
 
 
-def completion_text(completion: Any) -> str:
-    """A completion as text: TRL passes a string, or a list of chat messages when conversational."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list):
-        return "".join(str(m.get("content", "")) for m in completion if isinstance(m, dict))
-    return str(completion)
-
-
 def trl_reward(
     completions: list[Any], prompts: list[Any], test: list[str], entry_point: list[str], **_: Any
 ) -> list[float]:
@@ -205,35 +201,13 @@ def code_prompt(prompt: Any) -> str:
     return text[len(REFERENCE_INSTRUCTION) :] if text.startswith(REFERENCE_INSTRUCTION) else text
 
 
-def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Rows of a JSON-lines file; a bad line raises ValueError naming the file and line."""
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-    return rows
-
-
 def load_train(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The train problems: dicts with ``task_id``, ``prompt``, ``canonical_solution``, ``test``
     and ``entry_point``.
 
     Default path: ``data/train.jsonl`` under ``$AUTORL_WORKSPACE`` (else the current directory).
     """
-    if path is None:
-        root = Path(os.environ.get("AUTORL_WORKSPACE") or ".")
-        path = root / "data" / "train.jsonl"
-    if not Path(path).is_file():
-        raise FileNotFoundError(
-            f"train split not found at {path}; pass load_train(path=...) or set AUTORL_WORKSPACE "
-            "to the workspace directory (the one holding data/train.jsonl)"
-        )
-    return read_jsonl(path)
+    return kitio.load_train(path)
 
 
 _completion_build_prompt = build_prompt
@@ -312,10 +286,8 @@ REFERENCE = Protocol("reference")
 
 def _workspace_protocol() -> Protocol | None:
     """The run's protocol when this file is a workspace copy with ``config.json`` beside it."""
-    config = Path(__file__).with_name("config.json")
-    if not config.is_file():
-        return None
-    return Protocol(json.loads(config.read_text(encoding="utf-8")).get("protocol", "completion"))
+    settings = kit_config(__file__)
+    return None if settings is None else Protocol(settings.get("protocol", "completion"))
 
 
 ACTIVE = _workspace_protocol()

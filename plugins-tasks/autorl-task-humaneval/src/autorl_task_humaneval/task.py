@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from autorl_data.cache import build_once, single_file_kit, write_jsonl
+from autorl_data.cache import build_once, write_jsonl
+from autorl_task_common.kits import module_kit
 from pydantic import Field
 
 from autorl.options import OptionsModel
@@ -19,7 +20,6 @@ from autorl_task_humaneval import data
 from autorl_task_humaneval.description import describe
 
 KIT_SOURCE = Path(__file__).with_name("kit.py")
-KIT_NAME = "autorl_kit.py"
 CONTRACT = "autorl_task_humaneval.kit"
 """The 'code' contract the code evaluator uses (prompt, extraction): loaded from the installed
 package by the engine, never from the workspace copy of the kit."""
@@ -137,4 +137,4 @@ class HumanEvalTask:
         """``kit/autorl_kit.py``: a verbatim copy of the task's kit module; with the reference
         prompt, ``config.json`` beside it names the protocol, so the copy's ``build_prompt`` and
         ``extract_code`` are the ones the grader uses."""
-        return single_file_kit(cache, KIT_SOURCE, KIT_NAME, config)
+        return module_kit(cache, KIT_SOURCE, config)

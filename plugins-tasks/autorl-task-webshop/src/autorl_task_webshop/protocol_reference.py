@@ -10,32 +10,19 @@ sampling parameters say).
 
 from __future__ import annotations
 
-from autorl_task_webshop.prompt import REFERENCE_HISTORY_WINDOW as HISTORY_WINDOW
-from autorl_task_webshop.prompt import build_reference_messages as build_messages
-from autorl_task_webshop.prompt import extract_reference_action as extract_action
-from autorl_task_webshop.protocol import (
-    DEFAULT_MAX_STEPS,
-    ENV_OPTIONS,
-    SUCCESS_THRESHOLD,
-    load_sessions,
-    load_shop,
-    make_env,
-    parse_action,
+from autorl_task_common.interactive import inherit_protocol
+
+from autorl_task_webshop import protocol
+from autorl_task_webshop.prompt import (
+    REFERENCE_HISTORY_WINDOW,
+    build_reference_messages,
+    extract_reference_action,
 )
 
+inherit_protocol(protocol, globals(), "STOP")
+
+HISTORY_WINDOW = REFERENCE_HISTORY_WINDOW
+build_messages = build_reference_messages
+extract_action = extract_reference_action
 STOP = ("\n",)
 """The reference decodes with ``stop=["\\n"]``: an action is one line."""
-
-__all__ = [
-    "DEFAULT_MAX_STEPS",
-    "ENV_OPTIONS",
-    "HISTORY_WINDOW",
-    "STOP",
-    "SUCCESS_THRESHOLD",
-    "build_messages",
-    "extract_action",
-    "load_sessions",
-    "load_shop",
-    "make_env",
-    "parse_action",
-]

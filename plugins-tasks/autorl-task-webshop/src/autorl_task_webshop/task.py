@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from autorl_data.cache import build_once, files_digest, params_digest, write_split
-from autorl_task_common.interactive import InteractiveTask, build_kit
+from autorl_task_common.interactive import InteractiveTask
+from autorl_task_common.kits import KitLayout, build_kit
 from pydantic import Field
 
 from autorl.errors import ConfigError
@@ -22,7 +23,6 @@ from autorl_task_webshop.description import describe
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DATA_DIR = PACKAGE_DIR / "data"
-KIT_PACKAGE = "webshop_env"
 KIT_DATA = "webshop_data"
 ENV_MODULES = (
     "catalog.py",
@@ -34,6 +34,7 @@ ENV_MODULES = (
     "text.py",
 )
 """Modules copied into ``kit/webshop_env/`` (relative imports and ``autorl_task_common``)."""
+KIT = KitLayout(PACKAGE_DIR, "webshop_env", ENV_MODULES, "WebShop")
 
 OFFLINE_SPLIT = "offline-catalog"
 REFERENCE_SPLIT = "webshop-reference"
@@ -249,12 +250,4 @@ class WebShopTask(InteractiveTask):
             dump_json(data / "goals_train.json", load_goals(split_dir / "train.jsonl"))
             (data / "settings.json").write_text(json.dumps(kit_settings, indent=2) + "\n")
 
-        return build_kit(
-            cache,
-            package_dir=PACKAGE_DIR,
-            package=KIT_PACKAGE,
-            modules=ENV_MODULES,
-            title="WebShop",
-            key=[split_dir.name, kit_settings],
-            fill=fill,
-        )
+        return build_kit(cache, KIT, [split_dir.name, kit_settings], fill)

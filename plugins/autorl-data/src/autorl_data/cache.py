@@ -66,24 +66,3 @@ def write_split(
     write_jsonl(staging / "eval.jsonl", evals)
     meta = {**params, "n_train": len(train), "n_eval": len(evals)}
     (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-
-
-def single_file_kit(
-    cache: Path, source: Path, name: str = "autorl_kit.py", config: dict[str, Any] | None = None
-) -> Path:
-    """A kit that is one module: a verbatim copy of ``source`` (stdlib only, so it runs in the
-    agent's runtime), under a directory named by its digest. With ``config``, a
-    ``config.json`` beside it (the run's protocol, which the module reads: its functions are
-    then the grader's)."""
-    data = source.read_bytes()
-    if config is None:
-        target = cache / f"kit-{short(file_digest([source]), 12)}"
-        return build_once(target, lambda staging: (staging / name).write_bytes(data), marker=name)
-    text = json.dumps(config, indent=1, ensure_ascii=False)
-
-    def build(staging: Path) -> None:
-        (staging / "config.json").write_text(text, encoding="utf-8")
-        (staging / name).write_bytes(data)
-
-    digest = params_digest({"kit": files_digest([source]), "config": config})
-    return build_once(cache / f"kit-reference-{digest}", build, marker=name)
