@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,22 +93,50 @@ def _stop(value: Any) -> tuple[str, ...] | None:
     return None
 
 
+def _function(name: Any, description: Any, parameters: Any) -> dict[str, Any]:
+    """A function tool in the project's form (an empty object schema when none is given)."""
+    return {
+        "name": name,
+        "description": description or "",
+        "parameters": parameters or {"type": "object", "properties": {}},
+    }
+
+
+def _tools(
+    body: Mapping[str, Any], convert: Callable[[Mapping[str, Any]], dict[str, Any] | None]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The request's function tools (``convert`` gives one, or None for a tool it cannot
+    forward) and the labels of the dropped ones."""
+    tools, dropped = [], []
+    for tool in _list(body.get("tools"), "tools"):
+        converted = convert(tool) if isinstance(tool, Mapping) else None
+        if converted is None:
+            dropped.append(_tool_label(tool))
+        else:
+            tools.append(converted)
+    return tools, dropped
+
+
 def _build(
     api: str,
-    model: Any,
-    stream: bool,
+    body: Mapping[str, Any],
     messages: list[dict[str, Any]],
+    tools: tuple[list[dict[str, Any]], list[str]],
     *,
-    tools: list[dict[str, Any]],
-    dropped: list[str],
+    model: Any = None,
+    stream: bool | None = None,
     include_usage: bool = False,
     **params: Any,
 ) -> ParsedRequest:
+    """The parsed request; ``model`` and ``stream`` default to the body's fields."""
+    model = body.get("model") if model is None else model
+    stream = bool(body.get("stream")) if stream is None else stream
     if not isinstance(model, str) or not model:
         raise DriverRequestError(f"{api} request: 'model' is missing")
+    forwarded, dropped = tools
     request = ChatRequest(
         messages=tuple(messages),
-        tools=tuple(tools) or None,
+        tools=tuple(forwarded) or None,
         metadata={"api": api, "client_model": model},
         **{k: v for k, v in params.items() if v is not None},
     )
@@ -142,19 +170,13 @@ def parse_openai_chat(body: Mapping[str, Any]) -> ParsedRequest:
             )
         else:
             raise DriverRequestError(f"messages[{i}]: unsupported role {role!r}")
-    tools, dropped = [], []
-    for tool in _list(body.get("tools"), "tools"):
-        if isinstance(tool, Mapping) and tool.get("type", "function") == "function":
-            tools.append(dict(tool))
-        else:
-            dropped.append(_tool_label(tool))
     return _build(
         "openai-chat",
-        body.get("model"),
-        bool(body.get("stream")),
+        body,
         messages,
-        tools=tools,
-        dropped=dropped,
+        _tools(
+            body, lambda tool: dict(tool) if tool.get("type", "function") == "function" else None
+        ),
         include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
         max_tokens=_max_tokens(body.get("max_completion_tokens") or body.get("max_tokens")),
         temperature=body.get("temperature"),
@@ -217,25 +239,17 @@ def parse_openai_responses(body: Mapping[str, Any]) -> ParsedRequest:
             continue
         else:
             messages.append({"role": "user", "content": f"[{kind} omitted]"})
-    tools, dropped = [], []
-    for tool in _list(body.get("tools"), "tools"):
-        if isinstance(tool, Mapping) and tool.get("type") == "function":
-            tools.append(
-                {
-                    "name": tool.get("name"),
-                    "description": tool.get("description") or "",
-                    "parameters": tool.get("parameters") or {"type": "object", "properties": {}},
-                }
-            )
-        else:
-            dropped.append(_tool_label(tool))
+
+    def function(tool: Mapping[str, Any]) -> dict[str, Any] | None:
+        if tool.get("type") != "function":
+            return None
+        return _function(tool.get("name"), tool.get("description"), tool.get("parameters"))
+
     return _build(
         "openai-responses",
-        body.get("model"),
-        bool(body.get("stream")),
+        body,
         messages,
-        tools=tools,
-        dropped=dropped,
+        _tools(body, function),
         max_tokens=_max_tokens(body.get("max_output_tokens")),
         temperature=body.get("temperature"),
     )
@@ -290,25 +304,17 @@ def parse_anthropic(body: Mapping[str, Any]) -> ParsedRequest:
             text = "".join(texts)
             if text or not results:
                 messages.append({"role": "user", "content": text})
-    tools, dropped = [], []
-    for tool in _list(body.get("tools"), "tools"):
-        if isinstance(tool, Mapping) and "input_schema" in tool:
-            tools.append(
-                {
-                    "name": tool.get("name"),
-                    "description": tool.get("description") or "",
-                    "parameters": tool["input_schema"],
-                }
-            )
-        else:
-            dropped.append(_tool_label(tool))
+
+    def function(tool: Mapping[str, Any]) -> dict[str, Any] | None:
+        if "input_schema" not in tool:
+            return None
+        return _function(tool.get("name"), tool.get("description"), tool["input_schema"])
+
     return _build(
         "anthropic",
-        body.get("model"),
-        bool(body.get("stream")),
+        body,
         messages,
-        tools=tools,
-        dropped=dropped,
+        _tools(body, function),
         max_tokens=_max_tokens(body.get("max_tokens")),
         temperature=body.get("temperature"),
         stop=_stop(body.get("stop_sequences")),
@@ -397,21 +403,15 @@ def parse_gemini(body: Mapping[str, Any], model_action: str) -> ParsedRequest:
         for decl in _list(decls, "tools.functionDeclarations"):
             decl = _obj(decl, "tools.functionDeclarations")
             params = decl.get("parametersJsonSchema") or decl.get("parameters")
-            tools.append(
-                {
-                    "name": decl.get("name"),
-                    "description": decl.get("description") or "",
-                    "parameters": _lower_types(params or {"type": "object", "properties": {}}),
-                }
-            )
+            tools.append(_function(decl.get("name"), decl.get("description"), _lower_types(params)))
     config = body.get("generationConfig") or body.get("generation_config") or {}
     return _build(
         "gemini",
-        model,
-        action.startswith("stream"),
+        body,
         messages,
-        tools=tools,
-        dropped=dropped,
+        (tools, dropped),
+        model=model,
+        stream=action.startswith("stream"),
         max_tokens=_max_tokens(config.get("maxOutputTokens")),
         temperature=config.get("temperature"),
         stop=_stop(config.get("stopSequences")),
