@@ -18,6 +18,7 @@ from autorl_agent_cli_common.trajectory import (
     TrajectoryEvent,
     read_jsonl_lenient,
     text_of,
+    turn_event,
 )
 from pydantic import Field
 
@@ -128,15 +129,12 @@ def parse_sessions(files: list[Path]) -> list[TrajectoryEvent]:
                     turn += 1  # one API answer may be logged as several rows, one per block
                     last_id = message.get("id")
                     events.append(
-                        TrajectoryEvent(
-                            "turn",
-                            index=turn,
-                            model=message.get("model"),
-                            time=when,
-                            usage={
-                                "input_tokens": int(usage.get("input_tokens") or 0),
-                                "output_tokens": int(usage.get("output_tokens") or 0),
-                            },
+                        turn_event(
+                            turn,
+                            message.get("model"),
+                            when,
+                            usage.get("input_tokens"),
+                            usage.get("output_tokens"),
                         )
                     )
                 for block in content if isinstance(content, list) else [content]:

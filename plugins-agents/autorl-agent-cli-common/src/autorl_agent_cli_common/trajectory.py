@@ -50,6 +50,15 @@ class TrajectoryEvent:
 SCHEMA_VERSION = 1
 
 
+def turn_event(
+    index: int, model: Any, time: Any, input_tokens: Any, output_tokens: Any
+) -> TrajectoryEvent:
+    """A ``turn`` event (model call ``index``) with its token usage; a count the native log
+    lacks is 0."""
+    usage = {"input_tokens": int(input_tokens or 0), "output_tokens": int(output_tokens or 0)}
+    return TrajectoryEvent("turn", index=index, model=model, time=time, usage=usage)
+
+
 def to_lines(events: Iterable[TrajectoryEvent], agent: str) -> list[dict[str, Any]]:
     """Events in the common schema: turn numbers and tool names filled in along the way."""
     lines: list[dict[str, Any]] = []

@@ -12,7 +12,12 @@ from pathlib import Path
 
 from autorl_agent_cli_common.adapter import CliAgent
 from autorl_agent_cli_common.install import NpmTool
-from autorl_agent_cli_common.trajectory import TrajectoryEvent, read_jsonl_lenient, text_of
+from autorl_agent_cli_common.trajectory import (
+    TrajectoryEvent,
+    read_jsonl_lenient,
+    text_of,
+    turn_event,
+)
 
 from autorl.types import AgentContext
 
@@ -112,17 +117,9 @@ def parse_chats(files: list[Path]) -> list[TrajectoryEvent]:
             elif kind == "gemini":
                 turn += 1
                 tokens = record.get("tokens") or {}
+                model = record.get("model")
                 events.append(
-                    TrajectoryEvent(
-                        "turn",
-                        index=turn,
-                        model=record.get("model"),
-                        time=when,
-                        usage={
-                            "input_tokens": int(tokens.get("input") or 0),
-                            "output_tokens": int(tokens.get("output") or 0),
-                        },
-                    )
+                    turn_event(turn, model, when, tokens.get("input"), tokens.get("output"))
                 )
                 if text:
                     events.append(

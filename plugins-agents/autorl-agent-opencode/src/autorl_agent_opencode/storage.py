@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from autorl_agent_cli_common.trajectory import TrajectoryEvent, text_of
+from autorl_agent_cli_common.trajectory import TrajectoryEvent, text_of, turn_event
 
 
 def _iso(millis: Any) -> str | None:
@@ -51,18 +51,8 @@ def parse_database(path: Path) -> list[TrajectoryEvent]:
         if role == "assistant":
             turn += 1
             tokens = message.get("tokens") or {}
-            events.append(
-                TrajectoryEvent(
-                    "turn",
-                    index=turn,
-                    model=message.get("modelID"),
-                    time=when,
-                    usage={
-                        "input_tokens": int(tokens.get("input") or 0),
-                        "output_tokens": int(tokens.get("output") or 0),
-                    },
-                )
-            )
+            model = message.get("modelID")
+            events.append(turn_event(turn, model, when, tokens.get("input"), tokens.get("output")))
         for part in parts:
             kind = part.get("type")
             if kind == "text" and part.get("text"):
