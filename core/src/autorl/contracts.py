@@ -14,7 +14,6 @@ module of functions.
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,15 +58,10 @@ class ContractKind:
         return rows
 
 
-def import_ref(ref: str) -> Any:
-    """``"pkg.module"`` (the module) or ``"pkg.module:attr"``."""
-    module_name, _, attr = ref.partition(":")
-    module = importlib.import_module(module_name)
-    return getattr(module, attr) if attr else module
-
-
 def load_contract(kind: ContractKind, ref: str | None, *, who: str = "the task") -> Any:
     """Import ``ref`` and check it provides every member of contract ``kind``."""
+    from autorl.registry import import_object  # the registry imports the specs, which import this
+
     if not ref:
         raise ConfigError(
             f"{who} names no implementation of the {kind.name!r} contract its evaluator needs",
@@ -75,7 +69,7 @@ def load_contract(kind: ContractKind, ref: str | None, *, who: str = "the task")
             f"it provides {', '.join(kind.required)}",
         )
     try:
-        found = import_ref(ref)
+        found = import_object(ref)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(
             f"{who}'s {kind.name!r} contract {ref!r} cannot be imported: {exc}",

@@ -95,11 +95,11 @@ def _installed(distribution: str) -> bool:
 
 
 def import_object(target: str) -> Any:
-    """Import ``"package.module:Attr"``; errors name the import string."""
+    """Import ``"package.module:Attr"`` (``"package.module"``: the module)."""
     module_name, _, attr = target.partition(":")
     module = importlib.import_module(module_name)
     obj: Any = module
-    for part in attr.split("."):
+    for part in attr.split(".") if attr else ():
         obj = getattr(obj, part)
     return obj
 
