@@ -1,13 +1,8 @@
 """AlpacaEval workspace kit: the eval prompt and the train loader.
 
-This one file is both the grader's prompt protocol and the agent's kit. The task copies it
-verbatim into ``workspace/kit/autorl_kit.py``; the ``judge`` evaluator imports it from the
-*installed* task package (``autorl_task_alpacaeval.kit``), so editing the workspace copy changes
-nothing in grading.
-
-Standard library only: the agent imports it with whatever Python it uses. Its file helpers
-(``autorl_task_common.kitio``) come from the installed package on the grader's side and from
-the kit's copy (``kit/autorl_task_common/``, beside ``autorl_kit.py``) in the workspace.
+A single-module kit (:mod:`autorl_task_common.kitio` says how it ships): the grader's protocol,
+which the ``judge`` evaluator imports from the installed ``autorl_task_alpacaeval.kit``, and the
+agent's ``kit/autorl_kit.py``. Standard library only.
 
 The prompt is AlpacaEval's: the instruction alone as one user message, through the model's own
 chat template, no system message. There is no train-time reward here: the reward of this task is
@@ -39,7 +34,6 @@ def build_messages(instruction: str, input: str = "") -> list[dict[str, str]]:
 def load_train(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The train split: dicts with ``id``, ``instruction``, ``input`` (often empty) and
     ``output`` (a good answer to imitate).
-
-    Default path: ``data/train.jsonl`` under ``$AUTORL_WORKSPACE`` (else the current directory).
+    (``data/train.jsonl`` of the workspace by default: :func:`autorl_task_common.kitio.load_train`).
     """
     return kitio.load_train(path)

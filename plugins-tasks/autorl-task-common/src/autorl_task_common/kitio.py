@@ -1,9 +1,14 @@
 """What a workspace kit module reads: the train split, TRL's completions, the run's config.
 
-The single-module kits (gsm8k, humaneval, alpacaeval: one file that is both the grader's
-protocol and the agent's ``autorl_kit.py``) import these; the grader imports them from the
-installed package, the agent from the kit's copy (``kit/autorl_task_common/``, next to
-``autorl_kit.py``; ``kit/`` is on the agent's ``PYTHONPATH``). Standard library only.
+A single-module kit (gsm8k, humaneval, alpacaeval) is one file that is both the grader's
+protocol and the agent's kit: the task copies it verbatim into ``workspace/kit/autorl_kit.py``
+(:func:`autorl_task_common.kits.module_kit`), and the evaluator imports it from the *installed*
+task package, so editing the workspace copy changes nothing in grading. A run that configures
+the protocol writes ``config.json`` beside the copy (:func:`kit_config`), so the copy's
+functions are the grader's. The kit module imports these helpers: the grader from the installed
+package, the agent from the kit's copy (``kit/autorl_task_common/``, next to ``autorl_kit.py``;
+``kit/`` is on the agent's ``PYTHONPATH``). Standard library only, as the kit module: the agent
+imports it with whatever Python it uses.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """GSM8K workspace kit: the eval prompt, the answer extraction, the train reward, the train loader.
 
-This one file is both the grader's protocol and the agent's kit. The task copies it verbatim into
-``workspace/kit/autorl_kit.py``; the ``exact`` evaluator imports it from the *installed* task
-package (``autorl_task_gsm8k.kit``), so editing the workspace copy changes nothing in grading.
-
-Standard library only: the agent imports it with whatever Python it uses. Its file helpers
-(``autorl_task_common.kitio``) come from the installed package on the grader's side and from
-the kit's copy (``kit/autorl_task_common/``, beside ``autorl_kit.py``) in the workspace.
+A single-module kit (:mod:`autorl_task_common.kitio` says how it ships): the grader's protocol,
+which the ``exact`` evaluator imports from the installed ``autorl_task_gsm8k.kit``, and the agent's
+``kit/autorl_kit.py``. Standard library only.
 
 Metric: exact match of the final number. The evaluator sends ``build_messages(question)`` through
 the model's chat template, decodes greedily, applies ``extract_answer`` to the output and compares
@@ -135,8 +131,7 @@ def trl_reward(completions: list[Any], answer: list[str], **_: Any) -> list[floa
 def load_train(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The train split: dicts with ``id``, ``question``, ``answer`` (final number as a string)
     and ``solution`` (chain of thought ending in ``#### N``).
-
-    Default path: ``data/train.jsonl`` under ``$AUTORL_WORKSPACE`` (else the current directory).
+    (``data/train.jsonl`` of the workspace by default: :func:`autorl_task_common.kitio.load_train`).
     """
     return kitio.load_train(path)
 

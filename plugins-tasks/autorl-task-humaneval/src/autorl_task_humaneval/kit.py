@@ -1,12 +1,8 @@
 """HumanEval workspace kit: the eval prompt, the code extraction, the train reward, the loader.
 
-This one file is both the grader's protocol and the agent's kit. The task copies it verbatim into
-``workspace/kit/autorl_kit.py``; the ``code`` evaluator imports it from the *installed* task
-package (``autorl_task_humaneval.kit``), so editing the workspace copy changes nothing in grading.
-
-Standard library only: the agent imports it with whatever Python it uses. Its file helpers
-(``autorl_task_common.kitio``) come from the installed package on the grader's side and from
-the kit's copy (``kit/autorl_task_common/``, beside ``autorl_kit.py``) in the workspace.
+A single-module kit (:mod:`autorl_task_common.kitio` says how it ships): the grader's protocol,
+which the ``code`` evaluator imports from the installed ``autorl_task_humaneval.kit``, and the
+agent's ``kit/autorl_kit.py``. Standard library only.
 
 Metric: pass@1. The evaluator sends ``build_prompt(problem)`` to the model, decodes greedily
 (stopping at ``STOP_SEQUENCES``, if any), turns the output into a program with ``extract_code``
@@ -204,8 +200,7 @@ def code_prompt(prompt: Any) -> str:
 def load_train(path: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The train problems: dicts with ``task_id``, ``prompt``, ``canonical_solution``, ``test``
     and ``entry_point``.
-
-    Default path: ``data/train.jsonl`` under ``$AUTORL_WORKSPACE`` (else the current directory).
+    (``data/train.jsonl`` of the workspace by default: :func:`autorl_task_common.kitio.load_train`).
     """
     return kitio.load_train(path)
 

@@ -103,17 +103,19 @@ def _function(name: Any, description: Any, parameters: Any) -> dict[str, Any]:
 
 
 def _tools(
-    body: Mapping[str, Any], convert: Callable[[Mapping[str, Any]], dict[str, Any] | None]
+    body: Mapping[str, Any], accept: Callable[[Mapping[str, Any]], bool], schema: str | None
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The request's function tools (``convert`` gives one, or None for a tool it cannot
-    forward) and the labels of the dropped ones."""
+    """The request's function tools (those ``accept`` takes; with ``schema``, rewritten from
+    their ``name``, ``description`` and ``schema`` key, else kept as they are) and the labels
+    of the dropped ones."""
     tools, dropped = [], []
     for tool in _list(body.get("tools"), "tools"):
-        converted = convert(tool) if isinstance(tool, Mapping) else None
-        if converted is None:
+        if not (isinstance(tool, Mapping) and accept(tool)):
             dropped.append(_tool_label(tool))
+        elif schema is None:
+            tools.append(dict(tool))
         else:
-            tools.append(converted)
+            tools.append(_function(tool.get("name"), tool.get("description"), tool.get(schema)))
     return tools, dropped
 
 
@@ -174,9 +176,7 @@ def parse_openai_chat(body: Mapping[str, Any]) -> ParsedRequest:
         "openai-chat",
         body,
         messages,
-        _tools(
-            body, lambda tool: dict(tool) if tool.get("type", "function") == "function" else None
-        ),
+        _tools(body, lambda tool: tool.get("type", "function") == "function", None),
         include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
         max_tokens=_max_tokens(body.get("max_completion_tokens") or body.get("max_tokens")),
         temperature=body.get("temperature"),
@@ -240,16 +240,11 @@ def parse_openai_responses(body: Mapping[str, Any]) -> ParsedRequest:
         else:
             messages.append({"role": "user", "content": f"[{kind} omitted]"})
 
-    def function(tool: Mapping[str, Any]) -> dict[str, Any] | None:
-        if tool.get("type") != "function":
-            return None
-        return _function(tool.get("name"), tool.get("description"), tool.get("parameters"))
-
     return _build(
         "openai-responses",
         body,
         messages,
-        _tools(body, function),
+        _tools(body, lambda tool: tool.get("type") == "function", "parameters"),
         max_tokens=_max_tokens(body.get("max_output_tokens")),
         temperature=body.get("temperature"),
     )
@@ -305,16 +300,11 @@ def parse_anthropic(body: Mapping[str, Any]) -> ParsedRequest:
             if text or not results:
                 messages.append({"role": "user", "content": text})
 
-    def function(tool: Mapping[str, Any]) -> dict[str, Any] | None:
-        if "input_schema" not in tool:
-            return None
-        return _function(tool.get("name"), tool.get("description"), tool["input_schema"])
-
     return _build(
         "anthropic",
         body,
         messages,
-        _tools(body, function),
+        _tools(body, lambda tool: "input_schema" in tool, "input_schema"),
         max_tokens=_max_tokens(body.get("max_tokens")),
         temperature=body.get("temperature"),
         stop=_stop(body.get("stop_sequences")),
