@@ -1,5 +1,6 @@
-"""Observer hooks see the run: the end event carries the run's summary, and an observer that
-raises is written to the event log (the run itself is unaffected)."""
+"""Observer hooks see the run: at the end event the run record is complete (read through
+``autorl_records``), and an observer that raises is written to the event log (the run itself
+is unaffected)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ def observer_module(seen: list) -> types.ModuleType:
 
     @hookimpl
     def autorl_on_run_end(event):
-        seen.append(dict(event.summary))
+        from autorl_records import load_run, summary
+
+        seen.append(summary(load_run(event.run_dir)))
 
     @hookimpl
     def autorl_on_run_start(event):
@@ -29,7 +32,7 @@ def observer_module(seen: list) -> types.ModuleType:
     return module
 
 
-def test_run_end_carries_the_summary_and_observer_failures_are_logged(tmp_path: Path) -> None:
+def test_run_end_sees_the_whole_record_and_observer_failures_are_logged(tmp_path: Path) -> None:
     seen: list = []
     registry = Registry.from_entry_points()
     registry.register(observer_module(seen), "observer-for-test")

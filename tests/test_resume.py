@@ -72,12 +72,15 @@ def test_harness_killed_mid_evaluation_then_resumed(tmp_path: Path) -> None:
     time.sleep(1.0)
     assert _agent_processes(run_dir / "workspace") == [], "the agent outlived the harness"
     assert cgroups_gone("r", stale) == [], "the sandbox's cgroup outlived the harness"
-    assert not (run_dir / "run.json").exists()
+    heartbeat = json.loads((run_dir / "run.json").read_text())  # the dead harness's last word
+    assert heartbeat["status"] == "running" and heartbeat["pid"] == harness.pid
+    assert heartbeat["agent_seconds"] is not None and heartbeat["end_reason"] is None
 
     done = subprocess.run([AUTORL, "run", "--resume", str(run_dir)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     info = json.loads((run_dir / "run.json").read_text())
     assert info["status"] == "completed" and info["end_reason"] == "harness_stopped"
+    assert info["agent_seconds"] == heartbeat["agent_seconds"]  # from the record, not re-derived
     assert sorted(info["resumed"]["evaluated"]) == sorted(pending)
     after = _statuses(log)
     assert set(after) == set(before), "a submission was lost"

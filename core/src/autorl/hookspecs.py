@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pluggy
 
-from autorl.events import RunEndEvent, RunStartEvent, SubmissionEvent
+from autorl.events import RecordContribution, RunEndEvent, RunStartEvent, SubmissionEvent
 from autorl.kinds import KINDS
 from autorl.specs import (
     AgentSpec,
@@ -114,6 +114,12 @@ def autorl_on_submission(event: SubmissionEvent) -> None:
 @hookspec
 def autorl_on_run_end(event: RunEndEvent) -> None:
     """Called after the final report is written."""
+
+
+@hookspec
+def autorl_contribute_to_record(event: RunEndEvent) -> RecordContribution | None:
+    """Once a run ended, before its reports: a plugin's results about the run (read from the
+    run directory), kept in the run record under the contribution's name; None for nothing."""
 
 
 REGISTRATION_HOOKS: dict[str, str] = {name: kind.hook for name, kind in KINDS.items()}

@@ -89,6 +89,61 @@ class AgentProcess(Protocol):
         """SIGTERM every process of the agent, then SIGKILL what is left after ``grace``."""
         ...
 
+    @property
+    def stats(self) -> Mapping[str, Any] | None:
+        """What the sandbox measured of the agent once it stopped (peak memory, CPU
+        seconds...), recorded in ``run.json``; None when it measures nothing."""
+        ...
+
+
+class Server(Protocol):
+    """A harness service serving on 127.0.0.1 (and a unix socket for the sandbox)."""
+
+    url: str
+    port: int
+
+    def stop(self) -> None: ...
+
+
+class ServedGateway(Server, Protocol):
+    """:meth:`Gateway.serve`'s running gateway: ``budget.spend()`` is the driver's use so far
+    (tokens, cost, ``exhausted``), ``health.snapshot()`` its upstream's (``down``, ``failed``,
+    ``consecutive_failures``, ``last_error``)."""
+
+    budget: Any
+    health: Any
+
+
+class EgressProxy(Server, Protocol):
+    """:meth:`Egress.start`'s running proxy."""
+
+    requests: int
+    denied: int
+
+    def env(self) -> dict[str, str]: ...
+
+
+class GradingService(Protocol):
+    """:meth:`Grader.service`'s submission queue, as the engine drives it."""
+
+    used: int
+
+    def pending(self) -> int: ...
+
+    def drain(self, timeout: float | None = None) -> bool: ...
+
+    def close_intake(self, reason: str) -> None: ...
+
+    def finalize(self, reason: str) -> None: ...
+
+    def restore(self, entries: list[dict[str, Any]]) -> list[int]: ...
+
+    def selection(self) -> dict[str, Any]: ...
+
+    def release(self) -> None: ...
+
+    def close(self) -> None: ...
+
 
 @runtime_checkable
 class Sandbox(Protocol):

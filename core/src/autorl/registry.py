@@ -18,7 +18,7 @@ from typing import Any
 import pluggy
 
 from autorl.errors import PluginError, RegistryError
-from autorl.events import RunEndEvent, RunStartEvent, SubmissionEvent
+from autorl.events import RecordContribution, RunEndEvent, RunStartEvent, SubmissionEvent
 from autorl.hookspecs import REGISTRATION_HOOKS
 from autorl.kinds import KINDS as KIND_TABLE
 from autorl.plugins import (
@@ -343,6 +343,35 @@ class Registry:
 
     def on_run_end(self, event: RunEndEvent) -> list[Problem]:
         return self._notify("autorl_on_run_end", event)
+
+    def contributions(self, event: RunEndEvent) -> tuple[list[RecordContribution], list[Problem]]:
+        """Every plugin's contribution to the run's record (in hook order: ``tryfirst`` ones
+        first); a plugin that raised, returned something else or reused another's name is a
+        problem, never the run's end."""
+        found: dict[str, RecordContribution] = {}
+        problems = []
+        hook = "autorl_contribute_to_record"
+        for impl in reversed(getattr(self._pm.hook, hook).get_hookimpls()):
+            try:
+                result = impl.function(*[event for _ in impl.argnames])
+            except Exception as exc:
+                problems.append(Problem(impl.plugin_name, f"{hook}: {exc!r}"))
+                continue
+            if result is None:
+                continue
+            if not isinstance(result, RecordContribution) or not result.name.isidentifier():
+                problems.append(Problem(
+                    impl.plugin_name,
+                    f"{hook} returned {type(result).__name__}, not a RecordContribution "
+                    "whose name is an identifier",
+                ))  # fmt: skip
+            elif result.name in found:
+                problems.append(Problem(
+                    impl.plugin_name, f"{hook}: the name {result.name!r} is already taken"
+                ))  # fmt: skip
+            else:
+                found[result.name] = result
+        return list(found.values()), problems
 
 
 _default: Registry | None = None

@@ -18,6 +18,9 @@ from autorl_grading.checkpoints import tensor_hash
 from autorl_report_basic.report import BasicReport
 from safetensors.numpy import save_file
 
+from autorl.engine.finish import contribute
+from autorl.registry import Registry
+
 HOSTILE = (
     "\x1b]0;evil\x07\x1b[2K\r\nsubmission 97: scored 99.90 [/autorl][bold] "
     "<img src=x onerror=alert(1)> | a | b |"
@@ -177,6 +180,7 @@ def test_recorded_distance_is_observed_and_forged_training_is_contradicted(
     assert change["basis"] == "observed" and change["source"] == "submissions.jsonl"
 
     out = run_dir / "report"
+    contribute(run_dir, run_dir.name, Registry.from_entry_points())  # as a run's end does
     BasicReport().render(run_dir, out)
     AnalysisReport().render(run_dir, out)
     md = (out / "report.md").read_text()

@@ -218,7 +218,7 @@ def test_run_end_alone_logs_the_whole_run_once(
     monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
     monkeypatch.delenv("AUTORL_CAMPAIGN_ID", raising=False)
     monkeypatch.delenv("AUTORL_CAMPAIGN_CELL", raising=False)
-    event = RunEndEvent("logged", logged["run_dir"], logged["summary"])
+    event = RunEndEvent("logged", logged["run_dir"])
     plugin.autorl_on_run_end(event)
     plugin.autorl_on_run_end(event)
     client = MlflowClient(uri)

@@ -25,7 +25,7 @@ from autorl.events import RunEndEvent, RunStartEvent, SubmissionEvent
 from autorl_observer_mlflow import plugin
 plugin.autorl_on_run_start(RunStartEvent("r", Path(sys.argv[1]), {"task": "gsm8k"}))
 plugin.autorl_on_submission(SubmissionEvent("r", 1, "scored", 50.0))
-plugin.autorl_on_run_end(RunEndEvent("r", Path(sys.argv[1]), {"status": "completed"}))
+plugin.autorl_on_run_end(RunEndEvent("r", Path(sys.argv[1])))
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("mlflow", "sqlalchemy"))))
 """
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 from autorl_llm.drivers import open_driver
 from autorl_llm.gateway import Gateway
-from autorl_report_basic.driver_calls import driver_call_summary
+from autorl_records import driver_call_summary
 from autorl_report_basic.report import BasicReport
 
 from .test_basic_report import write_run
@@ -70,7 +70,7 @@ def test_driver_calls_are_summarised_and_rendered(tmp_path: Path) -> None:
 
 def test_runs_without_a_driver_have_no_driver_section(tmp_path: Path) -> None:
     run_dir = write_run(tmp_path, [], agent="scripted", driver=None)
-    assert driver_call_summary(run_dir) is None
+    assert driver_call_summary(run_dir, {}) is None
     BasicReport().render(run_dir, run_dir / "report")
     assert "## Driver calls" not in (run_dir / "report" / "report.md").read_text()
     assert json.loads((run_dir / "report" / "summary.json").read_text())["driver_calls"] is None
@@ -79,9 +79,9 @@ def test_runs_without_a_driver_have_no_driver_section(tmp_path: Path) -> None:
 def test_a_torn_call_log_line_is_reported_not_fatal(tmp_path: Path) -> None:
     run_dir = write_run(tmp_path, [])
     (run_dir / "driver_calls.jsonl").write_text('{"usage": {"input_tokens": 5}}\n{"torn')
-    summary = driver_call_summary(run_dir)
+    summary = driver_call_summary(run_dir, {})
     assert summary is not None and summary["calls"] == 1 and summary["input_tokens"] == 5
     assert (
         summary["problems"] == [summary["problems"][0]]
-        and ":2: unreadable" in summary["problems"][0]
+        and ":2: not JSON" in summary["problems"][0]
     )

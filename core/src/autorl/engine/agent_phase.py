@@ -9,21 +9,18 @@ import secrets
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autorl.config import RunConfig
 from autorl.engine.budget import BudgetClock
-from autorl.engine.console import RunConsole, agent_text
+from autorl.engine.console import agent_text
+from autorl.engine.context import RunContext
 from autorl.engine.diskwatch import DiskWatch, agent_roots
-from autorl.engine.finish import observed
 from autorl.engine.history import CodeHistory
-from autorl.engine.records_io import EventLog, SubmissionLog
-from autorl.engine.scoring import Scorer
-from autorl.engine.setup import Components, Setup
+from autorl.engine.records_io import write_json
 from autorl.engine.workspace import build_workspace, instructions
-from autorl.events import SubmissionEvent
-from autorl.registry import Registry
+from autorl.protocols import EgressProxy, GradingService, ServedGateway
 from autorl.types import AgentContext, AgentLaunch, Forward, SandboxRequest
 
 PASS_THROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_NUM_THREADS", "TZ")
@@ -44,34 +41,52 @@ def state_dir_for(run_dir: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix="autorl-"))
 
 
+@dataclass
+class Serving:
+    """The services of one agent phase, as the supervision loop uses them."""
+
+    service: GradingService
+    clock: BudgetClock
+    history: CodeHistory
+    url: str
+    token: str
+    text: str
+    gateway: ServedGateway | None = None
+    proxy: EgressProxy | None = None
+    forwards: tuple[Forward, ...] = ()
+
+
 class AgentPhase:
-    def __init__(
-        self,
-        *,
-        config: RunConfig,
-        registry: Registry,
-        parts: Components,
-        setup: Setup,
-        scorer: Scorer,
-        run_id: str,
-        run_dir: Path,
-        events: EventLog,
-        console: RunConsole,
-    ) -> None:
-        self.config = config
-        self.registry = registry
-        self.parts = parts
-        self.setup = setup
-        self.scorer = scorer
-        self.run_id = run_id
-        self.run_dir = run_dir
-        self.workspace = run_dir / "workspace"
-        self.state_dir = state_dir_for(run_dir)
-        self.events = events
-        self.console = console
-        self.service: Any = None
+    HEARTBEAT_SECONDS = 5.0
+    """How often ``run.json`` says how long the agent has run (what ``--resume`` reads)."""
+
+    def __init__(self, ctx: RunContext, run_info: dict[str, Any]) -> None:
+        self.ctx = ctx
+        self.config = ctx.config
+        self.registry = ctx.registry
+        self.parts = ctx.parts
+        self.setup = ctx.setup
+        self.scorer = ctx.scorer
+        self.run_id = ctx.run_id
+        self.run_dir = ctx.run_dir
+        self.workspace = ctx.workspace
+        self.state_dir = state_dir_for(ctx.run_dir)
+        self.events = ctx.events
+        self.console = ctx.console
+        self.run_info = run_info
+        self.service: GradingService | None = None
         """The grading service, kept after the phase: it holds the selection candidates'
         graded directories until :meth:`release`."""
+
+    def heartbeat(self, agent_seconds: float) -> None:
+        """``run.json`` while the agent runs: ``running``, this harness's pid and the agent's
+        time so far (a resumed run's agent time; a liveness check's pid)."""
+        write_json(
+            self.run_dir / "run.json",
+            {**self.run_info, "status": "running", "end_reason": None, "pid": os.getpid(),
+             "agent_seconds": round(agent_seconds, 2),
+             "budget_seconds": self.config.budget.wall_seconds},
+        )  # fmt: skip
 
     def release(self) -> None:
         """Delete the candidates' graded directories (after the sealed evaluation)."""
@@ -94,32 +109,11 @@ class AgentPhase:
         if self.state_dir != self.run_dir / "sandbox":
             events.info("state_dir_short", path=str(self.state_dir), why="run dir path too long")
 
-        def notify(event: SubmissionEvent) -> None:
-            events.info("submission", **dict(event.record))
-            observed(events, self.registry.on_submission(event))
-            console.submission(event)
-
         evaluate = self.scorer.submission
         if cfg.budget.evaluation_time == "excluded":
             evaluate = clock.excluding(evaluate, limit=self.scorer.deadline_s)
         grader = self.setup.grader
-        service = grader.service(
-            base_model=self.setup.model_info.path,
-            workspace=self.workspace,
-            storage=self.run_dir / "submissions",
-            log=SubmissionLog(self.run_dir / "submissions.jsonl"),
-            clock=clock,
-            max_submissions=cfg.budget.max_submissions,
-            baseline_score=baseline_score,
-            base_weight_hash=self.setup.base_hash,
-            evaluate=evaluate,
-            snapshot=history.snapshot,
-            notify=notify,
-            run_id=self.run_id,
-            keep_checkpoints=cfg.keep_checkpoints,
-            tokenizer=cfg.grader.tokenizer,
-            keep_scored=cfg.scoring.protocol == "sealed" and cfg.scoring.test_all,
-        )
+        service = self.ctx.grading_service(clock, baseline_score, evaluate, history.snapshot)
         self.service = service
         server = grader.serve(
             service,
@@ -150,17 +144,11 @@ class AgentPhase:
                 split_sizes=self.setup.split_sizes,
             )
             (self.workspace / "instructions.md").write_text(text)
-            info = self._supervise(
-                service,
-                clock,
-                history,
-                server.url,
-                token,
-                text,
-                gateway,
-                proxy,
+            serving = Serving(
+                service, clock, history, server.url, token, text, gateway, proxy,
                 tuple(forwards),
-            )
+            )  # fmt: skip
+            info = self._supervise(serving)
             console.print("agent finished; waiting for queued evaluations")
             # every evaluation has a deadline; the drain is bounded by them all the same
             bound = service.pending() * (self.scorer.deadline_s() + 60.0) + 120.0
@@ -197,7 +185,7 @@ class AgentPhase:
         self.events.info("gpu_meter_started", gpus=list(gpus), max_gpu_hours=limit)
         return meter
 
-    def _start_egress(self) -> Any:
+    def _start_egress(self) -> EgressProxy | None:
         """The agent's way out (a logging allowlist proxy), when the run's policy has one."""
         if self.parts.egress is None:
             return None
@@ -208,7 +196,7 @@ class AgentPhase:
         self.events.info("egress_proxy_started", allow=list(egress.allow), url=proxy.url)
         return proxy
 
-    def _start_gateway(self, token: str) -> Any:
+    def _start_gateway(self, token: str) -> ServedGateway | None:
         """The metering LLM gateway, when the run has a driver; the agent's token is its key."""
         if self.parts.driver is None:
             return None
@@ -318,20 +306,16 @@ class AgentPhase:
             run_id=self.run_id,
         )
 
-    def _supervise(
-        self,
-        service: Any,
-        clock: BudgetClock,
-        history: CodeHistory,
-        url: str,
-        token: str,
-        text: str,
-        gateway: Any = None,
-        proxy: Any = None,
-        forwards: tuple[Forward, ...] = (),
-    ) -> dict[str, Any]:
+    def _supervise(self, s: Serving) -> dict[str, Any]:
+        service, clock, history, gateway, proxy = (
+            s.service,
+            s.clock,
+            s.history,
+            s.gateway,
+            s.proxy,
+        )
         cfg, console, events = self.config, self.console, self.events
-        launch = self._launch(url, token, text, gateway.url if gateway else None, proxy)
+        launch = self._launch(s.url, s.token, s.text, gateway.url if gateway else None, proxy)
         events.info(
             "agent_launch",
             argv=list(launch.argv),
@@ -348,7 +332,7 @@ class AgentPhase:
             )
         clock.start()
         meter = self._gpu_meter(clock)
-        proc = self.parts.sandbox.start(self._sandbox_request(launch, forwards))
+        proc = self.parts.sandbox.start(self._sandbox_request(launch, s.forwards))
         console.print(
             f"agent [bold]{cfg.agent}[/] started in sandbox [bold]{cfg.sandbox}[/] "
             f"(pid {proc.pid}); budget {cfg.budget.wall_seconds:.0f} s, "
@@ -357,6 +341,7 @@ class AgentPhase:
         console.agent_started(cfg.budget.wall_seconds)
         disk = DiskWatch(agent_roots(self.run_dir), self.config.limits.workspace_gb).start()
         next_snapshot = time.monotonic() + cfg.snapshot_seconds
+        next_beat = 0.0
         exit_code: int | None = None
         end_reason = "deadline"
         try:
@@ -382,6 +367,9 @@ class AgentPhase:
                 if service.used >= cfg.budget.max_submissions and service.pending() == 0:
                     end_reason = "max_submissions"
                     break
+                if time.monotonic() >= next_beat:
+                    self.heartbeat(clock.elapsed())
+                    next_beat = time.monotonic() + self.HEARTBEAT_SECONDS
                 if time.monotonic() >= next_snapshot:
                     history.snapshot(f"periodic at {clock.elapsed():.0f} s")
                     next_snapshot = time.monotonic() + cfg.snapshot_seconds
@@ -416,7 +404,7 @@ class AgentPhase:
                 f"{health['failed']} call(s) failed, the last {health['consecutive_failures']} "
                 f"in a row; last error: {agent_text(health['last_error'])}[/]"
             )
-        sandbox_usage = getattr(proc, "stats", None) or {}
+        sandbox_usage = dict(proc.stats or {})
         events.info(
             "agent_stopped",
             reason=end_reason,

@@ -1,9 +1,9 @@
-"""The end of a run, whatever happened before: the base-model integrity check, the reports,
-the results store, the observers. It never loses what was recorded."""
+"""The end of a run, whatever happened before: the base-model integrity check, ``run.json``
+written once, the plugins' contributions to the run record, the reports (renderers of the
+record), the observers. It never loses what was recorded."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,9 @@ from autorl.engine.records_io import EventLog, write_json
 from autorl.engine.setup import Setup
 from autorl.events import RunEndEvent
 from autorl.registry import Registry
+
+CONTRIBUTIONS = "contributions"
+"""The run directory's folder of plugins' contributions to the record, one JSON each."""
 
 
 def observed(events: EventLog, problems: list[Any]) -> None:
@@ -24,9 +27,36 @@ def observed(events: EventLog, problems: list[Any]) -> None:
         )  # fmt: skip
 
 
+def contribute(run_dir: Path, run_id: str, registry: Registry) -> list[Any]:
+    """Ask every plugin for its contribution to the run's record and write each to
+    ``contributions/<name>.json`` (atomically; a stale one of a plugin that has nothing this
+    time is removed). Used at a run's end and by ``autorl report``; returns the problems."""
+    found, problems = registry.contributions(RunEndEvent(run_id, run_dir))
+    folder = run_dir / CONTRIBUTIONS
+    folder.mkdir(exist_ok=True)
+    names = set()
+    for item in found:
+        names.add(f"{item.name}.json")
+        write_json(
+            folder / f"{item.name}.json",
+            {
+                "name": item.name,
+                "summary": dict(item.summary),
+                "data": dict(item.data),
+                "banner_md": item.banner_md,
+                "sections_md": item.sections_md,
+            },
+        )
+    for stale in folder.glob("*.json"):
+        if stale.name not in names:
+            stale.unlink()
+    return problems
+
+
 def finish(
     run_dir: Path,
     run_id: str,
+    run_info: dict[str, Any],
     reports: list[str],
     registry: Registry,
     setup: Setup | None,
@@ -40,11 +70,10 @@ def finish(
         if current != setup.base_tree_hash:
             events.warning("base_model_modified", expected=setup.base_tree_hash, found=current)
             console.print("[red]the base model in the cache was modified during the run[/]")
-            run_json = run_dir / "run.json"
-            data = json.loads(run_json.read_text())
-            data["integrity"] = {"base_model_modified": True}
-            write_json(run_json, data)
+            run_info["integrity"] = {"base_model_modified": True}
+    write_json(run_dir / "run.json", run_info)
     if (run_dir / "manifest.json").exists():
+        observed(events, contribute(run_dir, run_id, registry))
         for name in reports:
             try:
                 paths = registry.create("report", name).render(run_dir, run_dir / "report")
@@ -52,23 +81,6 @@ def finish(
             except Exception as exc:
                 events.warning("report_failed", report=name, error=repr(exc))
                 console.print(f"[red]report {name!r} failed: {exc}[/]")
-        append_result(run_dir)
-    observed(events, registry.on_run_end(RunEndEvent(run_id, run_dir, _summary(run_dir))))
+    observed(events, registry.on_run_end(RunEndEvent(run_id, run_dir)))
     events.info("run_end")
     events.close()
-
-
-def _summary(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "report" / "summary.json"
-    try:
-        return json.loads(path.read_text()) if path.is_file() else {}
-    except (OSError, json.JSONDecodeError):
-        return {}
-
-
-def append_result(run_dir: Path) -> None:
-    """Append this run's summary to the results store (``<runs_dir>/results.jsonl``)."""
-    summary = _summary(run_dir)
-    if summary:
-        with (run_dir.parent / "results.jsonl").open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(summary, default=str) + "\n")

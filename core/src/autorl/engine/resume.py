@@ -21,20 +21,14 @@ from typing import Any
 from autorl.config import RunConfig
 from autorl.engine.budget import BudgetClock
 from autorl.engine.console import RunConsole
-from autorl.engine.finish import finish, observed
+from autorl.engine.context import RunContext
+from autorl.engine.finish import finish
 from autorl.engine.history import CodeHistory
-from autorl.engine.records_io import (
-    EventLog,
-    SubmissionLog,
-    read_submission_log,
-    utc_now,
-    write_json,
-)
+from autorl.engine.records_io import EventLog, read_submission_log, utc_now
 from autorl.engine.run import Run, RunOutcome, empty_scoring, sealed_scoring
-from autorl.engine.scoring import Scorer
 from autorl.engine.setup import Setup, prepare, resolve
 from autorl.errors import AutorlError, ConfigError
-from autorl.events import SubmissionEvent
+from autorl.protocols import GradingService
 from autorl.registry import Registry
 
 
@@ -44,30 +38,6 @@ def _read(path: Path) -> dict[str, Any] | None:
     except (OSError, json.JSONDecodeError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def _agent_seconds(events_path: Path) -> float | None:
-    """Time from the agent's launch to the last event before the harness died."""
-    from datetime import datetime
-
-    launched = last = None
-    try:
-        lines = events_path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        try:
-            event = json.loads(line)
-            stamp = datetime.fromisoformat(str(event["timestamp"]).replace("Z", "+00:00"))
-        except (ValueError, KeyError, TypeError):
-            continue
-        if event.get("event") == "agent_launch":
-            launched = stamp
-        if launched is not None:
-            last = stamp
-    if launched is None or last is None:
-        return None
-    return round((last - launched).total_seconds(), 2)
 
 
 def resume_run(run_dir: Path, registry: Registry | None = None, quiet: bool = False) -> RunOutcome:
@@ -106,7 +76,8 @@ def _finish_agentless(
         "started": (previous or {}).get("started") or manifest.get("created"),
         "end_reason": "harness_stopped",
         "agent_exit_code": None,
-        "agent_seconds": _agent_seconds(run_dir / "events.jsonl"),
+        # the agent's time as the last heartbeat of the dead harness recorded it
+        "agent_seconds": (previous or {}).get("agent_seconds"),
         "budget_seconds": engine.config.budget.wall_seconds,
         "scoring": empty_scoring(engine.config.scoring.protocol),
     }
@@ -126,17 +97,14 @@ def _finish_agentless(
                 "as recorded in the manifest, so its scores would not be comparable",
                 hint="restore the task data / base model of the original run",
             )
-        scorer = Scorer(
-            setup,
-            parts.task,
-            engine.config.seed,
-            run_dir,
+        ctx = RunContext(
+            engine.config, engine.registry, parts, setup, engine.run_id, run_dir, events,
             console,
-            timeout_factor=engine.config.grader.eval_timeout_factor,
-            timeout_margin_s=engine.config.grader.eval_timeout_margin_s,
-        )
+        )  # fmt: skip
+        scorer = ctx.scorer
+        assert scorer is not None
         baseline = _read(run_dir / "baseline.json") or scorer.baseline()
-        service, resumed = _grade_pending(engine, setup, scorer, events, console, baseline["score"])
+        service, resumed = _grade_pending(ctx, baseline["score"])
         run_info.update(status="completed", resumed={"at": utc_now(), "evaluated": resumed})
         try:
             selection = service.selection()
@@ -162,49 +130,20 @@ def _finish_agentless(
         raise
     finally:
         run_info["ended"] = utc_now()
-        write_json(run_dir / "run.json", run_info)
-        finish(run_dir, engine.run_id, engine.config.reports, engine.registry, setup, events,
-               console)  # fmt: skip
+        finish(run_dir, engine.run_id, run_info, engine.config.reports, engine.registry, setup,
+               events, console)  # fmt: skip
     return outcome
 
 
-def _grade_pending(
-    engine: Run,
-    setup: Setup,
-    scorer: Scorer,
-    events: EventLog,
-    console: RunConsole,
-    baseline_score: float,
-) -> tuple[Any, list[int]]:
+def _grade_pending(ctx: RunContext, baseline_score: float) -> tuple[GradingService, list[int]]:
     """The service after grading what was pending (it keeps the selection's candidates),
     and the ids it graded."""
-    run_dir = engine.run_dir
-    history = CodeHistory(run_dir / "code-history.git", engine.workspace / "code")
-
-    def notify(event: SubmissionEvent) -> None:
-        events.info("submission", **dict(event.record))
-        observed(events, engine.registry.on_submission(event))
-        console.submission(event)
-
-    service = setup.grader.service(
-        base_model=setup.model_info.path,
-        workspace=engine.workspace,
-        storage=run_dir / "submissions",
-        log=SubmissionLog(run_dir / "submissions.jsonl"),
-        clock=BudgetClock(engine.config.budget.wall_seconds),
-        max_submissions=engine.config.budget.max_submissions,
-        baseline_score=float(baseline_score),
-        base_weight_hash=setup.base_hash,
-        evaluate=scorer.submission,
-        notify=notify,
-        run_id=engine.run_id,
-        keep_checkpoints=engine.config.keep_checkpoints,
-        tokenizer=engine.config.grader.tokenizer,
-        keep_scored=engine.config.scoring.protocol == "sealed" and engine.config.scoring.test_all,
-    )
+    run_dir = ctx.run_dir
+    history = CodeHistory(run_dir / "code-history.git", ctx.workspace / "code")
+    service = ctx.grading_service(BudgetClock(ctx.config.budget.wall_seconds), baseline_score)
     try:
         resumed = service.restore(read_submission_log(run_dir / "submissions.jsonl"))
-        console.print(
+        ctx.console.print(
             f"{len(resumed)} submission(s) to grade: {resumed}" if resumed else "nothing to grade"
         )
         service.drain()

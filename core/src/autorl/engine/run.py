@@ -26,8 +26,9 @@ from typing import Any
 from autorl.config import RunConfig
 from autorl.engine.agent_phase import AgentPhase
 from autorl.engine.console import RunConsole
+from autorl.engine.context import RunContext
 from autorl.engine.finish import finish, observed
-from autorl.engine.records_io import EventLog, utc_now, write_json
+from autorl.engine.records_io import EventLog, utc_now
 from autorl.engine.scoring import Scorer, SealedScoringError, final_scoring
 from autorl.engine.setup import Components, Setup, prepare, resolve, resolve_model, write_manifest
 from autorl.errors import AutorlError, ConfigError
@@ -177,15 +178,12 @@ class Run:
             start = RunStartEvent(self.run_id, self.run_dir, config_json)
             observed(events, self.registry.on_run_start(start))
             console.print(f"run [bold]{self.run_id}[/] in {self.run_dir}")
-            scorer = Scorer(
-                setup,
-                parts.task,
-                self.config.seed,
-                self.run_dir,
+            ctx = RunContext(
+                self.config, self.registry, parts, setup, self.run_id, self.run_dir, events,
                 console,
-                timeout_factor=self.config.grader.eval_timeout_factor,
-                timeout_margin_s=self.config.grader.eval_timeout_margin_s,
-            )
+            )  # fmt: skip
+            scorer = ctx.scorer
+            assert scorer is not None
             baseline = scorer.baseline()
             cached = " (cached)" if baseline.get("cached") else ""
             console.print(
@@ -193,17 +191,7 @@ class Run:
                 f" on {baseline['n']} held-out examples{cached}"
             )
             events.info("baseline", score=baseline["score"], cached=baseline.get("cached"))
-            phase = AgentPhase(
-                config=self.config,
-                registry=self.registry,
-                parts=parts,
-                setup=setup,
-                scorer=scorer,
-                run_id=self.run_id,
-                run_dir=self.run_dir,
-                events=events,
-                console=console,
-            )
+            phase = AgentPhase(ctx, run_info)
             agent_phase_started = True
             try:
                 selection, agent_info = phase.run(baseline["score"])
@@ -249,10 +237,9 @@ class Run:
             raise
         finally:
             run_info["ended"] = utc_now()
-            write_json(self.run_dir / "run.json", run_info)
             finish(
-                self.run_dir, self.run_id, self.config.reports, self.registry, self.setup,
-                events, console,
+                self.run_dir, self.run_id, run_info, self.config.reports, self.registry,
+                self.setup, events, console,
             )  # fmt: skip
         return outcome
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from autorl.config import RunConfig, ScoringConfig
 from autorl.contracts import prepared_contract
-from autorl.digest import file_digest, json_digest
+from autorl.digest import file_digest, installed_digest, json_digest
 from autorl.engine.console import RunConsole
 from autorl.engine.records_io import utc_now, write_json
 from autorl.errors import AutorlError, ConfigError
@@ -97,6 +97,10 @@ class Setup:
     """The grading component that fingerprinted the base model (and checks it at the end)."""
     split_sizes: dict[str, int] = field(default_factory=dict)
     """``{"dev": n, "test": n}`` under ``sealed``; empty under ``reference``."""
+
+
+RECORD_VERSION = 2
+"""The run record's layout (``autorl_records`` reads every version; docs/architecture.md)."""
 
 
 def resolve_model(registry: Registry, name: str) -> Any:
@@ -435,10 +439,12 @@ def write_manifest(
     write_json(
         run_dir / "manifest.json",
         {
+            "record_version": RECORD_VERSION,
             "run_id": run_id,
             "created": utc_now(),
             "config": config.model_dump(mode="json"),
             "versions": versions(registry),
+            "lock": installed_digest(),
             "hashes": setup.hashes,
             "task": {
                 "name": parts.task.name,

@@ -5,13 +5,14 @@ No heavy imports here: this module is imported by every `autorl` command.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autorl import hookimpl
 from autorl.specs import CommandSpec
 
 if TYPE_CHECKING:
-    from autorl.events import RunEndEvent
+    from autorl.events import RecordContribution, RunEndEvent
 
 
 @hookimpl
@@ -25,9 +26,16 @@ def autorl_register_commands() -> list[CommandSpec]:
     ]
 
 
-@hookimpl
-def autorl_on_run_end(event: RunEndEvent) -> None:
-    """After a run of a CLI agent: keep its native log and the common trajectory in the run."""
+@hookimpl(tryfirst=True)
+def autorl_contribute_to_record(event: RunEndEvent) -> RecordContribution | None:
+    """After a run of a CLI agent: keep its native log and the common trajectory in the run
+    (first: the analysis reads them as what the agent claimed)."""
+    from autorl.events import RecordContribution
     from autorl_agent_cli_common.collect import collect_run
 
-    collect_run(event.run_dir)
+    written = collect_run(event.run_dir)
+    if not written:
+        return None
+    run_dir = Path(event.run_dir)
+    files = [str(p.relative_to(run_dir) if p.is_relative_to(run_dir) else p.name) for p in written]
+    return RecordContribution(name="agent_trajectory", data={"files": files, "basis": "claimed"})

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autorl_records import RunRecord, load_run
+from autorl_records import RunRecord, load_run, read_calls
 
 from autorl_analysis import failures as fail
 from autorl_analysis import integrity, routes
@@ -50,7 +50,7 @@ class RunReader:
         self.problems: list[str] = []
         d = self.run_dir
         self.events = read_jsonl(d / "events.jsonl", d, self.problems)
-        self.calls = read_jsonl(d / "driver_calls.jsonl", d, self.problems)
+        self.calls = read_calls(d, self.problems) or []
         self.egress = read_jsonl(d / "egress.jsonl", d, self.problems)
         self.log = [
             Line("agent.log", n, text)

@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from autorl import hookimpl
 from autorl.specs import ReportSpec
+
+if TYPE_CHECKING:
+    from autorl.events import RecordContribution, RunEndEvent
+
+
+@hookimpl
+def autorl_contribute_to_record(event: RunEndEvent) -> RecordContribution | None:
+    """The analysis's part of every run's record (flags, routes, failures, the judge)."""
+    from autorl_analysis.report import contribution
+
+    return contribution(event)
 
 
 @hookimpl
@@ -13,7 +26,8 @@ def autorl_register_reports() -> list[ReportSpec]:
             name="analysis",
             factory="autorl_analysis.report:AnalysisReport",
             description="post-hoc analysis: routes, failures, timeline, integrity flags; "
-            "analysis.json, report.html, trajectory.openai.jsonl (run after basic)",
+            "analysis.json, report.html, trajectory.openai.jsonl (its results are in every "
+            "run's record whichever reports it renders)",
             options={
                 "files": [
                     "analysis.json",

@@ -1,26 +1,28 @@
-"""The ``analysis`` report: analysis.json, report.html, the trajectory export, and the
-analysis's columns and sections in the ``basic`` report's summary.json and report.md.
+"""The analysis's part of the run record, and the ``analysis`` report that renders it.
 
-Run it after ``basic`` (the default order): it adds to their files when they are there and
-writes its own either way. Re-rendering is idempotent: the report.md sections sit between
-markers and are replaced, summary.json keys are overwritten.
+:func:`contribution` (the ``autorl_contribute_to_record`` hook) analyses the run once it ended
+and hands the engine its columns (``flagged``, ``best_route``... in summary.json, results and
+campaigns), its full result (``analysis.json``'s content) and its Markdown sections (which the
+``basic`` report shows): whichever reports a run renders, the record holds the analysis. The
+``analysis`` report writes only its own files (analysis.json, report.html, timeline.png,
+trajectory.openai.jsonl), from the same analysis; it never touches another report's files.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
+from autorl.events import RecordContribution, RunEndEvent
 from autorl_analysis.model import Analysis, to_dict
 
-TOP = "<!-- autorl-analysis:flags -->"
-TOP_END = "<!-- /autorl-analysis:flags -->"
-BODY = "<!-- autorl-analysis:sections -->"
-BODY_END = "<!-- /autorl-analysis:sections -->"
 FILES = ("analysis.json", "report.html", "timeline.png", "trajectory.openai.jsonl")
+NAME = "analysis"
+_LAST: dict[Path, tuple[Any, ...]] = {}
+"""The analysis this process made of a run for its contribution, which the report renders in
+the same process (a run's end, ``autorl report``) instead of analysing (and judging) again."""
 
 
 def summary_columns(analysis: Analysis) -> dict[str, Any]:
@@ -49,36 +51,58 @@ def _judge_column(judge: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-class AnalysisReport:
-    """Writes the analysis files into ``out_dir`` and extends summary.json / report.md."""
+def _analysed(run_dir: Path) -> tuple[Analysis, Any]:
+    """The run's analysis with the judge's verdict when one is configured (and its reader)."""
+    from autorl_analysis.analyse import analyse
+    from autorl_analysis.judge import judge_from_config
 
-    name = "analysis"
+    analysis, reader = analyse(run_dir)
+    judged = judge_from_config(reader, analysis)  # None unless AUTORL_ANALYSIS_JUDGE is set
+    if judged is not None:
+        analysis = _with_judge(analysis, judged)
+    return analysis, reader
+
+
+def contribution(event: RunEndEvent) -> RecordContribution:
+    """The analysis's part of the run record."""
+    from autorl_analysis.views import flags_md, sections_md
+
+    run_dir = Path(event.run_dir).resolve()
+    analysis, reader = _analysed(run_dir)
+    _LAST.clear()
+    _LAST[run_dir] = (analysis, reader)
+    return RecordContribution(
+        name=NAME,
+        data=to_dict(analysis),
+        summary=summary_columns(analysis),
+        banner_md=flags_md(analysis),
+        sections_md=sections_md(analysis),
+    )
+
+
+class AnalysisReport:
+    """Writes the analysis's own files into ``out_dir``."""
+
+    name = NAME
 
     def render(self, run_dir: Path, out_dir: Path) -> list[Path]:
-        from autorl_analysis.analyse import analyse
-        from autorl_analysis.judge import judge_from_config
+        from autorl_records import summary as summarise
+
         from autorl_analysis.plot import timeline_png
         from autorl_analysis.trajectory import export_rows
-        from autorl_analysis.views import flags_md, render_html, sections_md
+        from autorl_analysis.views import render_html
 
-        run_dir, out_dir = Path(run_dir), Path(out_dir)
+        run_dir, out_dir = Path(run_dir).resolve(), Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        analysis, reader = analyse(run_dir)
-        judged = judge_from_config(reader, analysis)  # None unless AUTORL_ANALYSIS_JUDGE is set
-        if judged is not None:
-            analysis = _with_judge(analysis, judged)
+        analysis, reader = _LAST.pop(run_dir, None) or _analysed(run_dir)
         written = [
             _write(
                 out_dir / "analysis.json",
                 json.dumps(to_dict(analysis), indent=2, default=str) + "\n",
             )
         ]
-        summary = _extend_summary(out_dir / "summary.json", analysis)
-        if summary is None:
-            from autorl_records import summary as summarise
-
-            summary = summarise(reader.record)
         record = reader.record
+        summary = {**summarise(record), **summary_columns(analysis)}
         base = record.baseline.score if record.baseline is not None else None
         png = timeline_png(analysis, base, record.budget_seconds, record.run_id)
         written.append(_write_bytes(out_dir / "timeline.png", png))
@@ -89,12 +113,6 @@ class AnalysisReport:
         if rows:
             text = "".join(json.dumps(r, default=str) + "\n" for r in rows)
             written.append(_write(out_dir / "trajectory.openai.jsonl", text))
-        md = out_dir / "report.md"
-        if md.is_file():
-            _extend_markdown(md, flags_md(analysis), sections_md(analysis))
-            written.append(md)
-        if (out_dir / "summary.json").is_file():
-            written.append(out_dir / "summary.json")
         return written
 
 
@@ -111,38 +129,6 @@ def _with_judge(analysis: Analysis, judged: dict[str, Any]) -> Analysis:
     )
     problems = (*analysis.problems, *(f"judge: {p}" for p in judged.get("problems") or []))
     return dataclasses.replace(analysis, judge=judged, flags=tuple(flags), problems=problems)
-
-
-def _extend_summary(path: Path, analysis: Analysis) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    data.update(summary_columns(analysis))
-    _write(path, json.dumps(data, indent=2, default=str) + "\n")
-    return data
-
-
-def _extend_markdown(path: Path, top: str, body: str) -> None:
-    """Flags at the top (under the title and the basic report's own banners, such as NOT
-    COMPARABLE, which stay first), the sections at the end; earlier ones are replaced."""
-    text = path.read_text(encoding="utf-8")
-    text = re.sub(re.escape(TOP) + r".*?" + re.escape(TOP_END) + r"\n\n?", "", text, flags=re.S)
-    text = re.sub(re.escape(BODY) + r".*?" + re.escape(BODY_END) + r"\n?", "", text, flags=re.S)
-    lines = text.split("\n")
-    at = 0
-    if lines and lines[0].startswith("# "):
-        at = 1
-        while at < len(lines) and (not lines[at].strip() or lines[at].startswith(">")):
-            at += 1
-    block = [TOP, *top.rstrip("\n").split("\n"), TOP_END, ""]
-    text = "\n".join(lines[:at] + block + lines[at:])
-    text = text.rstrip("\n") + f"\n\n{BODY}\n{body}{BODY_END}\n"
-    _write(path, text)
 
 
 def _write(path: Path, text: str) -> Path:

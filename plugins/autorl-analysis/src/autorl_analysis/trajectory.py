@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from autorl_records import read_calls
+
 from autorl.text import sanitize
 from autorl_analysis.routes import Line
 from autorl_analysis.sources import read_jsonl
@@ -241,7 +243,7 @@ def export_rows(
                 "messages": trajectory_messages(events),
             }
         )
-    calls = read_jsonl(run_dir / "driver_calls.jsonl", run_dir, problems)
+    calls = read_calls(run_dir, problems) or []
     for index, call in enumerate(calls, 1):
         row: dict[str, Any] = {
             "source": "driver_calls.jsonl",

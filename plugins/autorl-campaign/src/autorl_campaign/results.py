@@ -9,14 +9,20 @@ submission and ``baseline`` the held-out baseline, as before. ``best`` stays the
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autorl_records import comparable, load_run, noise, process_metrics, scoring
+from autorl_records import (
+    RunRecord,
+    call_rows,
+    comparable,
+    load_run,
+    noise,
+    process_metrics,
+    scoring,
+)
 
-CALL_LOG = "driver_calls.jsonl"
 SCORING_COLUMNS = (
     "protocol",
     "score",
@@ -45,40 +51,30 @@ def _when(ts: Any) -> float | None:
         return None
 
 
-def _calls(run_dir: Path) -> list[tuple[float, int, float]]:
-    """(time, tokens, dollars) of each answered driver call, in log order."""
-    path = run_dir / CALL_LOG
-    if not path.is_file():
-        return []
-    calls = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(record, dict) or "error" in record:
-            continue
-        usage = record.get("usage") or {}
-        when = _when(record.get("ts"))
-        if when is None:
-            continue
-        tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
-        calls.append((when, tokens, float(record.get("cost_usd") or 0.0)))
-    return calls
+def _calls(run_dir: Path) -> list[tuple[float, int, float]] | None:
+    """(time, tokens, dollars) of each answered driver call, in log order (the record's
+    call rows); None when the run had no driver."""
+    rows = call_rows(run_dir)
+    if rows is None:
+        return None
+    return [
+        (when, row.tokens, row.cost_usd)
+        for row in rows
+        if row.answered and (when := row.when()) is not None
+    ]
 
 
-def _analysis(run_dir: Path) -> dict[str, Any]:
-    """``flagged`` and ``best_route`` from the run's post-hoc analysis (``report/summary.json``,
-    written by the harness's reports after the agent ended); empty without one."""
-    try:
-        summary = json.loads((run_dir / "report" / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+def _contributed(record: RunRecord) -> dict[str, Any]:
+    """``flagged`` and ``best_route`` from the plugins' contributions to the run record (the
+    analysis's), whichever reports the run rendered; empty without one."""
+    columns: dict[str, Any] = {}
+    for item in record.contributions.values():
+        columns.update(item.summary)
+    if "flagged" not in columns:
         return {}
-    if not isinstance(summary, dict) or "flagged" not in summary:
-        return {}
-    route = summary.get("best_route")
+    route = columns.get("best_route")
     return {
-        "flagged": int(summary.get("flagged") is True),
+        "flagged": int(columns.get("flagged") is True),
         "best_route": route if isinstance(route, str) else None,
     }
 
@@ -89,7 +85,8 @@ def run_results(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     metrics = process_metrics(record)
     best = metrics["best_score"]
     run = record.run
-    calls = _calls(run_dir)
+    logged = _calls(run_dir)
+    calls = logged or []
     scored = scoring(record, metrics)
     results: dict[str, Any] = {
         **{k: scored[k] for k in SCORING_COLUMNS},
@@ -99,11 +96,11 @@ def run_results(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "agent_seconds": run.agent_seconds if run is not None else None,
         "submissions": len(record.submissions),
         "valid_submissions": sum(1 for s in record.submissions if s.valid),
-        "driver_calls": len(calls) if (run_dir / CALL_LOG).is_file() else None,
+        "driver_calls": len(calls) if logged is not None else None,
         "driver_tokens": sum(c[1] for c in calls) if calls else None,
         "driver_cost_usd": round(sum(c[2] for c in calls), 6) if calls else None,
         "comparable": int(comparable(record)),
-        **_analysis(run_dir),
+        **_contributed(record),
     }
     results["best_se"] = noise(record, best).get("best_se")
     rows = []

@@ -165,7 +165,7 @@ def end(settings: Settings, event: RunEndEvent) -> None:
         live = _live.pop(event.run_id, None)
         if live is None and record is None:
             return
-        summary = dict(event.summary) or (build_summary(record) if record else {})
+        summary = build_summary(record) if record else {}
         if live is None:
             started = mapping.millis(summary.get("started"))
             live = _open_for_end(settings, event.run_id, str(run_dir), started)

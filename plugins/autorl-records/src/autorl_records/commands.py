@@ -1,7 +1,8 @@
 """``autorl report RUN_DIR`` and ``autorl runs list``: results read back from the harness records.
 
 Both read only what the harness wrote (through :mod:`autorl_records`), so they work on finished,
-crashed and still-running runs alike; rich is imported only when a table is printed.
+crashed and still-running runs alike; rich and the typed record (pydantic) are imported only
+when a table is printed or a run is read.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Any
 import click
 
 from autorl.errors import AutorlError
-from autorl_records.records import load_run, process_metrics, scoring
 
 DEFAULT_RUNS_DIR = Path("runs")
 
@@ -41,7 +41,9 @@ DEFAULT_RUNS_DIR = Path("runs")
 )
 def report(run_dir: Path, reports: tuple[str, ...], out_dir: Path | None) -> None:
     """Re-render the report of a run (finished, crashed or in progress) from its records."""
+    from autorl.engine.finish import contribute
     from autorl.registry import get_registry
+    from autorl_records.records import load_run
 
     record = load_run(run_dir)
     names = list(reports) or _configured_reports(record.config) or ["basic"]
@@ -50,6 +52,10 @@ def report(run_dir: Path, reports: tuple[str, ...], out_dir: Path | None) -> Non
     for name in names:  # resolve every name first: a typo fails before anything is written
         registry.get("report", name)
     failures: list[str] = []
+    if record.status != "running":  # the plugins' results anew (a run from before them too)
+        for problem in contribute(run_dir, record.run_id, registry):
+            failures.append(f"{problem.plugin}: {problem.message}")
+        record = load_run(run_dir)
     for name in names:
         try:
             paths = registry.create("report", name).render(run_dir, out_dir)
@@ -77,6 +83,8 @@ def _configured_reports(config: dict[str, Any]) -> list[str]:
 
 
 def _result_line(record: Any) -> str:
+    from autorl_records.records import process_metrics, scoring
+
     m = process_metrics(record)
     r = scoring(record, m)
     counts = f"({m['n_valid']} valid of {m['n_submissions']} submissions)"
@@ -184,6 +192,9 @@ def collect_runs(root: Path) -> list[dict[str, Any]]:
 
 
 def _row(run_dir: Path) -> dict[str, Any]:
+    # the typed record (pydantic) is imported when a run is read, not when the CLI starts
+    from autorl_records.records import load_run, process_metrics, scoring
+
     try:
         record = load_run(run_dir)
     except AutorlError as exc:
@@ -215,16 +226,8 @@ def _row(run_dir: Path) -> dict[str, Any]:
         "valid": m["n_valid"],
         "created": _str(record.manifest.get("created")) or _mtime(run_dir),
         "error": record.run.error if record.run is not None else None,
-        "flagged": _flagged(run_dir),
+        "flagged": any(c.summary.get("flagged") is True for c in record.contributions.values()),
     }
-
-
-def _flagged(run_dir: Path) -> bool:
-    """Whether the post-hoc analysis (a report, ``report/summary.json``) flagged the run."""
-    try:
-        return json.loads((run_dir / "report" / "summary.json").read_text()).get("flagged") is True
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def _early_failure_row(run_dir: Path) -> dict[str, Any]:

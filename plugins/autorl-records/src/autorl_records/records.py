@@ -7,21 +7,30 @@ and are listed while still running: a missing ``run.json`` or ``baseline.json``,
 line of the submissions log, gives a partial record with a note in ``RunRecord.problems``. Only a
 missing or unreadable manifest is fatal: without it the directory is not a run.
 
-Standard library only, so ``autorl runs list`` and the reports stay fast. The definitions of the
-metrics are documented in ``docs/reports.md``.
+The record is typed (pydantic, frozen) and versioned: ``RECORD_VERSION`` is what the engine
+writes in the manifest; directories from before it (version 1: no contributions, no heartbeat,
+no ``scoring`` block before the sealed protocol) are read as they are, the missing parts empty.
+The definitions of the metrics are documented in ``docs/reports.md``; the layout in
+``docs/architecture.md`` (the run record).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from autorl.engine.records_io import read_submission_log
 from autorl.errors import AutorlError
+from autorl_records.calls import driver_call_summary
+
+RECORD_VERSION = 2
+"""2: ``contributions/`` (plugins' results), ``run.json`` written while the agent runs
+(``running``, the harness's pid, the agent's seconds). 1: everything before."""
 
 FINAL_STATUSES: frozenset[str] = frozenset({"scored", "failed", "duplicate"})
 """A submission whose last status is not one of these is still pending (queued, evaluating)."""
@@ -52,19 +61,21 @@ _SUBMISSION_FIELDS = (
 )
 
 
-@dataclass(frozen=True)
-class Baseline:
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+
+class Baseline(_Frozen):
     """The untouched base model's score on the held-out split (``baseline.json``)."""
 
     score: float | None
     n: int | None = None
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = Field(default_factory=dict)
     cached: bool = False
     seconds: float | None = None
 
 
-@dataclass(frozen=True)
-class SubmissionRecord:
+class SubmissionRecord(_Frozen):
     """One submission, folded from its status changes in ``submissions.jsonl``.
 
     ``time``/``elapsed_s`` are when the agent submitted it (the ``received`` entry): that is the
@@ -89,9 +100,9 @@ class SubmissionRecord:
     duplicate_of: int | None = None
     eval_seconds: float | None = None
     n: int | None = None
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = Field(default_factory=dict)
     statuses: tuple[str, ...] = ()
-    fields: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def final(self) -> bool:
@@ -103,9 +114,9 @@ class SubmissionRecord:
         return self.status in {"scored", "duplicate"} and self.score is not None
 
 
-@dataclass(frozen=True)
-class RunInfo:
-    """How the run ended (``run.json``, written when the run ends)."""
+class RunInfo(_Frozen):
+    """How the run ended (``run.json``, written when the run ends; while the agent runs it
+    says ``running`` with the harness's ``pid`` and the agent's seconds so far)."""
 
     status: str
     started: str | None = None
@@ -115,11 +126,21 @@ class RunInfo:
     end_reason: str | None = None
     agent_exit_code: int | None = None
     error: str | None = None
-    fields: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, Any] = Field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class RunRecord:
+class Contribution(_Frozen):
+    """A plugin's results about the run (``contributions/<name>.json``, written by the
+    engine from the plugin's ``autorl_contribute_to_record``)."""
+
+    name: str
+    summary: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, Any] = Field(default_factory=dict)
+    banner_md: str = ""
+    sections_md: str = ""
+
+
+class RunRecord(_Frozen):
     """Everything the harness recorded about one run; partial while a run is in progress."""
 
     run_dir: Path
@@ -127,7 +148,14 @@ class RunRecord:
     baseline: Baseline | None
     submissions: tuple[SubmissionRecord, ...]
     run: RunInfo | None
+    contributions: dict[str, Contribution] = Field(default_factory=dict)
     problems: tuple[str, ...] = ()
+
+    @property
+    def version(self) -> int:
+        """The record's version (1 for a run from before versions were written)."""
+        version = self.manifest.get("record_version")
+        return version if isinstance(version, int) and not isinstance(version, bool) else 1
 
     @property
     def run_id(self) -> str:
@@ -200,6 +228,7 @@ def load_run(run_dir: Path | str) -> RunRecord:
     baseline = _load_baseline(run_dir / "baseline.json", problems)
     submissions = _load_submissions(run_dir / "submissions.jsonl", problems)
     run = _load_run_info(run_dir / "run.json", problems)
+    contributions = _load_contributions(run_dir / CONTRIBUTIONS, problems)
     problems += trust_problems(manifest, run)
     return RunRecord(
         run_dir=run_dir,
@@ -207,8 +236,33 @@ def load_run(run_dir: Path | str) -> RunRecord:
         baseline=baseline,
         submissions=submissions,
         run=run,
+        contributions=contributions,
         problems=tuple(problems),
     )
+
+
+CONTRIBUTIONS = "contributions"
+
+
+def _load_contributions(folder: Path, problems: list[str]) -> dict[str, Contribution]:
+    """Each plugin's contribution, by name (sorted); an unreadable one is a problem."""
+    found: dict[str, Contribution] = {}
+    if not folder.is_dir():
+        return found
+    for path in sorted(folder.glob("*.json")):
+        data = _read_json_object(path)
+        if isinstance(data, str):
+            problems.append(f"{CONTRIBUTIONS}/{path.name} {data}")
+            continue
+        try:
+            item = Contribution.model_validate(data)
+        except ValidationError as exc:
+            problems.append(
+                f"{CONTRIBUTIONS}/{path.name}: not a contribution ({exc.error_count()} errors)"
+            )
+            continue
+        found[item.name] = item
+    return found
 
 
 def sandbox_of(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -365,10 +419,11 @@ def _resolve_duplicates(
                 )
             else:
                 score = original.score if original.status == "scored" else None
-                rec = replace(
-                    rec,
-                    score=score,
-                    copy_of_base=rec.copy_of_base or original.copy_of_base,
+                rec = rec.model_copy(
+                    update={
+                        "score": score,
+                        "copy_of_base": rec.copy_of_base or original.copy_of_base,
+                    }
                 )
         out.append(rec)
     return out
@@ -459,7 +514,7 @@ def summary(record: RunRecord) -> dict[str, Any]:
     task_info = record.manifest.get("task")
     task_info = task_info if isinstance(task_info, dict) else {}
     run = record.run
-    return {
+    data = {
         "schema_version": SUMMARY_SCHEMA_VERSION,
         "run_id": record.run_id,
         "created": record.manifest.get("created"),
@@ -504,8 +559,26 @@ def summary(record: RunRecord) -> dict[str, Any]:
         "evaluation_seconds_excluded": (
             run.fields.get("evaluation_seconds_excluded") if run is not None else None
         ),
+        "driver_calls": driver_call_summary(record.run_dir, run.fields if run else {}),
+        "record_version": record.version,
         "problems": list(record.problems),
     }
+    return _with_contributions(data, record)
+
+
+def _with_contributions(data: dict[str, Any], record: RunRecord) -> dict[str, Any]:
+    """The contributions' columns after the harness's own; a column that would replace one of
+    the harness's (a plugin cannot restate the score) is left out, with a problem."""
+    data["contributions"] = sorted(record.contributions)
+    for name, item in sorted(record.contributions.items()):
+        for key, value in item.summary.items():
+            if key in data:
+                data["problems"].append(
+                    f"contribution {name!r}: column {key!r} is the harness's own (left out)"
+                )
+            else:
+                data[key] = value
+    return data
 
 
 def _score_se(metrics: dict[str, Any]) -> float | None:

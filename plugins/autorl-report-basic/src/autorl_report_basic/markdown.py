@@ -29,6 +29,7 @@ def render_markdown(record: RunRecord, data: dict[str, Any], plot_name: str) -> 
     parts = [
         f"# autorl run `{data['run_id']}`\n",
         _not_comparable(data),
+        *(c.banner_md for _, c in sorted(record.contributions.items())),
         _header(data),
         _scripted_note(data),
         _infra(data),
@@ -40,6 +41,7 @@ def render_markdown(record: RunRecord, data: dict[str, Any], plot_name: str) -> 
         _process(data["process_metrics"]),
         _end(data),
         _problems(data["problems"]),
+        *(c.sections_md for _, c in sorted(record.contributions.items())),
     ]
     return "\n".join(p for p in parts if p)
 

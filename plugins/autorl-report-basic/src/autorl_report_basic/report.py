@@ -8,7 +8,6 @@ from pathlib import Path
 
 from autorl_records import load_run, summary
 
-from autorl_report_basic.driver_calls import driver_call_summary
 from autorl_report_basic.markdown import render_markdown
 from autorl_report_basic.plot import plot_score_over_time
 
@@ -16,8 +15,9 @@ from autorl_report_basic.plot import plot_score_over_time
 class BasicReport:
     """Writes ``summary.json``, ``report.md`` and ``score_over_time.png`` into ``out_dir``.
 
-    It reads only ``autorl_records`` (the harness's own files), so re-rendering a finished run
-    gives the same numbers the run printed, and nothing the agent wrote can change them.
+    It renders the run record (``autorl_records``: the harness's own files and the plugins'
+    contributions), so re-rendering a finished run gives the same numbers the run printed,
+    nothing the agent wrote can change them, and ``summary.json`` is the record's summary.
     """
 
     name = "basic"
@@ -27,7 +27,6 @@ class BasicReport:
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         data = summary(record)
-        data["driver_calls"] = driver_call_summary(Path(run_dir))
         summary_path = _write_text(
             out_dir / "summary.json", json.dumps(data, indent=2, default=str) + "\n"
         )

@@ -176,6 +176,8 @@ class IsolatedProcess:
         self.pid = popen.pid
         self.grace = grace
         self.supervisor_pid: int | None = None
+        self.stats: dict[str, Any] | None = None
+        """The cgroup's measure of the agent, once it stopped (AgentProcess.stats)."""
         self._finished = False
 
     def _read_info(self) -> None:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 from autorl_sandbox_common.logpipe import LogPipe
@@ -49,6 +50,8 @@ class LocalProcess:
         self._log = log
         self.pid = popen.pid
         self.mark = mark
+        self.stats: dict[str, Any] | None = None
+        """Nothing measured: the local sandbox has no cgroup (AgentProcess.stats)."""
 
     def poll(self) -> int | None:
         return self._popen.poll()

@@ -1,0 +1,164 @@
+"""The run record's driver calls: the one reader of ``driver_calls.jsonl`` (written by the run's
+LLM gateway, outside the workspace, so these numbers are the harness's own).
+
+``read_calls`` gives the raw entries (the analysis and the trajectory export need the messages);
+``call_rows`` one typed row per call; ``driver_call_summary`` the totals ``summary.json`` carries,
+with the driver budget and upstream health from ``run.json``. The log can be large (every
+request and response): it is read capped, lines past the cap are a problem, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+CALL_LOG = "driver_calls.jsonl"
+MAX_CALL_LOG_BYTES = 256 * 1024**2
+MAX_CALLS = 200_000
+
+
+class CallRow(BaseModel):
+    """One driver call as the reports and campaigns count it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    ts: str | None = None
+    api: str | None = None
+    streamed: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float | None = None
+    tool_calls: list[str] = []
+    error: str | None = None
+    error_message: str | None = None
+    refused: bool = False
+    attempts: int = 1
+
+    @property
+    def answered(self) -> bool:
+        return self.error is None
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def when(self) -> float | None:
+        """The call's time as a POSIX timestamp (None when its ``ts`` is not ISO 8601)."""
+        try:
+            return datetime.fromisoformat(str(self.ts).replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+
+
+def read_calls(run_dir: Path, problems: list[str] | None = None) -> list[dict[str, Any]] | None:
+    """The call log's JSON objects in order; None when the run had no driver (no log)."""
+    notes = problems if problems is not None else []
+    path = Path(run_dir) / CALL_LOG
+    if not path.is_file() or path.is_symlink():
+        return None
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_CALL_LOG_BYTES + 1)
+    except OSError as exc:
+        notes.append(f"{CALL_LOG} unreadable ({exc.strerror or exc})")
+        return []
+    if len(data) > MAX_CALL_LOG_BYTES:
+        notes.append(f"{CALL_LOG}: only the first {MAX_CALL_LOG_BYTES >> 20} MiB read")
+        data = data[:MAX_CALL_LOG_BYTES]
+    calls = []
+    for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        if len(calls) >= MAX_CALLS:
+            notes.append(f"{CALL_LOG}: only the first {MAX_CALLS} calls read")
+            break
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            notes.append(f"{CALL_LOG}:{n}: not JSON (skipped)")
+            continue
+        if isinstance(entry, dict):
+            calls.append(entry)
+        else:
+            notes.append(f"{CALL_LOG}:{n}: not a JSON object (skipped)")
+    return calls
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def call_row(n: int, entry: dict[str, Any]) -> CallRow:
+    usage, response = _dict(entry.get("usage")), _dict(entry.get("response"))
+    meta = _dict(_dict(entry.get("request")).get("metadata"))
+    error = _dict(entry.get("error"))
+    latency = entry.get("latency_s")
+    return CallRow(
+        n=n,
+        ts=str(entry["ts"]) if entry.get("ts") is not None else None,
+        api=str(meta["api"]) if meta.get("api") is not None else None,
+        streamed=bool(entry.get("streamed")),
+        input_tokens=int(usage.get("input_tokens") or 0),
+        output_tokens=int(usage.get("output_tokens") or 0),
+        cost_usd=float(entry.get("cost_usd") or 0.0),
+        latency_s=float(latency) if isinstance(latency, int | float) else None,
+        tool_calls=[str(_dict(c).get("name")) for c in response.get("tool_calls") or []],
+        error=str(error["type"]) if error.get("type") is not None else None,
+        error_message=str(error["message"]) if error.get("message") is not None else None,
+        refused=bool(entry.get("refused")),
+        attempts=int(entry.get("attempts") or (0 if entry.get("refused") else 1)),
+    )
+
+
+def call_rows(run_dir: Path, problems: list[str] | None = None) -> list[CallRow] | None:
+    """One typed row per call; None when the run had no driver."""
+    notes = problems if problems is not None else []
+    entries = read_calls(run_dir, notes)
+    return None if entries is None else _rows(entries, notes)
+
+
+def _rows(entries: list[dict[str, Any]], notes: list[str]) -> list[CallRow]:
+    rows: list[CallRow] = []
+    for entry in entries:
+        try:
+            rows.append(call_row(len(rows) + 1, entry))
+        except (TypeError, ValueError) as exc:
+            notes.append(f"{CALL_LOG}: call {len(rows) + 1} unreadable ({exc})")
+    return rows
+
+
+def driver_call_summary(run_dir: Path, run_fields: dict[str, Any]) -> dict[str, Any] | None:
+    """Totals and one row per call (``summary.json``'s ``driver_calls``); None without a
+    driver. ``run_fields`` is ``run.json`` (the driver budget and the upstream's health)."""
+    problems: list[str] = []
+    entries = read_calls(run_dir, problems)
+    if entries is None:
+        return None
+    rows = _rows(entries, problems)
+    ok = [r for r in rows if r.answered]
+    refused = [r for r in rows if r.refused or r.error == "BudgetRefused"]
+    failed = [r for r in rows if r.error is not None and r not in refused]
+    return {
+        "driver": next((e.get("driver") for e in entries), None),
+        "calls": len(ok),
+        "errors": len(failed),
+        "refused": len(refused),
+        "retried_calls": sum(1 for r in rows if r.attempts > 1),
+        "retries": sum(max(0, r.attempts - 1) for r in rows),
+        "last_error": failed[-1].error_message if failed else None,
+        "input_tokens": sum(r.input_tokens for r in ok),
+        "output_tokens": sum(r.output_tokens for r in ok),
+        "total_tokens": sum(r.tokens for r in ok),
+        "cost_usd": round(sum(r.cost_usd for r in ok), 6),
+        "scripted": any(e.get("scripted") for e in entries),
+        "budget": run_fields.get("driver_usage"),
+        "health": run_fields.get("driver_health"),
+        "rows": [r.model_dump() for r in rows],
+        "problems": problems,
+    }
