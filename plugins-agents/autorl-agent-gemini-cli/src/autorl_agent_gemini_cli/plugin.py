@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from autorl_agent_cli_common.spec import cli_agent_spec
+
 from autorl import hookimpl
 from autorl.specs import AgentSpec
 
@@ -9,16 +11,11 @@ from autorl.specs import AgentSpec
 @hookimpl
 def autorl_register_agents() -> list[AgentSpec]:
     return [
-        AgentSpec(
-            name="gemini-cli",
-            factory="autorl_agent_gemini_cli.agent:GeminiCliAgent",
-            description="Gemini CLI 0.61.0 headless (gemini -p) through the run's LLM "
-            "gateway; installed on demand",
-            trajectory="agent_trajectory.jsonl",  # the CLI adapters' common trajectory
-            options={
-                "driver": True,
-                "protocol": "gemini",
-                "package": "npm @google/gemini-cli@0.61.0",
-            },
+        cli_agent_spec(
+            "gemini-cli",
+            "autorl_agent_gemini_cli.agent:GeminiCliAgent",
+            "Gemini CLI 0.61.0 headless (gemini -p)",
+            protocol="gemini",
+            package="npm @google/gemini-cli@0.61.0",
         )
     ]

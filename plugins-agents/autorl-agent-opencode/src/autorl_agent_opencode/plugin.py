@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from autorl_agent_cli_common.spec import cli_agent_spec
+
 from autorl import hookimpl
 from autorl.specs import AgentSpec
 
@@ -9,16 +11,11 @@ from autorl.specs import AgentSpec
 @hookimpl
 def autorl_register_agents() -> list[AgentSpec]:
     return [
-        AgentSpec(
-            name="opencode",
-            factory="autorl_agent_opencode.agent:OpenCodeAgent",
-            description="OpenCode 1.18.33 headless (opencode run) through the run's LLM "
-            "gateway; installed on demand",
-            trajectory="agent_trajectory.jsonl",  # the CLI adapters' common trajectory
-            options={
-                "driver": True,
-                "protocol": "openai-chat",
-                "package": "npm opencode-ai@1.18.33",
-            },
+        cli_agent_spec(
+            "opencode",
+            "autorl_agent_opencode.agent:OpenCodeAgent",
+            "OpenCode 1.18.33 headless (opencode run)",
+            protocol="openai-chat",
+            package="npm opencode-ai@1.18.33",
         )
     ]
