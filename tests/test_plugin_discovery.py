@@ -55,6 +55,18 @@ def test_bare_and_qualified_names_resolve_and_build(run_autorl) -> None:
     assert json.loads(qualified.stdout)["factory"] == "autorl_fixture_plugin.task:AdditionTask"
 
 
+def test_each_evaluator_shows_the_contract_it_declares(run_autorl) -> None:
+    """The contracts live with their evaluators; the registry shows them: a column of
+    ``list evaluators``, and a task's evaluator's contract in ``show task``."""
+    rows = {r["name"]: r for r in json.loads(run_autorl("list", "evaluators", "--json").stdout)}
+    assert rows["exact"]["contract"] == "answer" and rows["rollout"]["contract"] == "interactive"
+    assert rows["code"]["contract_rows"] == "task_id, prompt, test, entry_point"
+    assert "contract" in run_autorl("list", "evaluators").stdout
+    task = json.loads(run_autorl("show", "task", "fixture-add", "--json").stdout)
+    assert task["contract_protocol"] == "autorl_evaluator_exact.contract.AnswerContract"
+    assert task["contract_members"].startswith("build_messages, extract_answer, normalize")
+
+
 def test_unknown_name_is_a_clean_error_with_suggestions(run_autorl) -> None:
     proc = run_autorl("show", "task", "fixture-ad", plugins=("plugin", "broken"))
     assert proc.returncode == 2
