@@ -1,6 +1,6 @@
-"""The core's pieces of the boundary: disk watch, code history without hooks, a state
-directory short enough for socket paths. (The agent runtime, trajectory copies and the isolated
-sandbox's own checks are tested in their plugins: autorl-sandbox-common, -isolated.)"""
+"""The core's pieces of the boundary: disk watch, a state directory short enough for socket
+paths. (Code history, the agent runtime, trajectory copies and the isolated sandbox's own checks
+are tested in their plugins: autorl-grading, autorl-sandbox-common, -isolated.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from autorl.engine.diskwatch import DiskWatch, disk_usage
-from autorl.engine.history import CodeHistory
 
 
 def test_disk_usage_counts_allocated_blocks(tmp_path: Path) -> None:
@@ -36,27 +35,6 @@ def test_disk_watch_flags_a_workspace_over_its_cap(
         time.sleep(0.05)
     watch.stop()
     assert watch.exceeded and watch.report()["used_bytes"] > 1024**2
-
-
-def test_code_history_never_runs_hooks_or_agent_git_config(tmp_path: Path) -> None:
-    code = tmp_path / "code"
-    code.mkdir()
-    history = CodeHistory(tmp_path / "history.git", code)
-    marker = tmp_path / "hook-ran"
-    hook = tmp_path / "history.git" / "hooks" / "post-commit"
-    hook.parent.mkdir(parents=True, exist_ok=True)
-    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
-    hook.chmod(0o755)
-    # the agent's own repository in code/, with a hooks path and an fsmonitor of its own
-    (code / ".git").mkdir()
-    (code / ".git" / "config").write_text(
-        f"[core]\n\thooksPath = {hook.parent}\n\tfsmonitor = {hook}\n"
-    )
-    (code / ".gitattributes").write_text("* filter=evil\n")
-    (code / "train.py").write_text("print('hi')\n")
-    assert history.snapshot("one") is not None
-    assert history.snapshot("two") is not None
-    assert not marker.exists(), "the harness's git ran a hook"
 
 
 def test_a_run_dir_too_deep_for_socket_paths_gets_a_short_state_dir(tmp_path: Path) -> None:

@@ -123,6 +123,13 @@ class EgressProxy(Server, Protocol):
     def env(self) -> dict[str, str]: ...
 
 
+class CodeSnapshots(Protocol):
+    """:meth:`Grader.code_history`: ``snapshot(message)`` records the agent's code as it is
+    now and returns the revision (None when nothing could be recorded)."""
+
+    def snapshot(self, message: str) -> str | None: ...
+
+
 class GradingService(Protocol):
     """:meth:`Grader.service`'s submission queue, as the engine drives it."""
 
@@ -233,6 +240,11 @@ class Grader(Protocol):
 
     def files_hash(self, directory: Path) -> str:
         """The hash of every file under ``directory`` (the second half of ``fingerprint``)."""
+        ...
+
+    def code_history(self, git_dir: Path, work_tree: Path) -> CodeSnapshots:
+        """The run's code history: snapshots of ``work_tree`` (the agent's ``code/``) in a
+        repository at ``git_dir``, outside the workspace (each submission's, periodic ones)."""
         ...
 
     def service(self, *, base_model: Path, **settings: Any) -> Any:

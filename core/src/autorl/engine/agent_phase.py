@@ -17,10 +17,9 @@ from autorl.engine.budget import BudgetClock
 from autorl.engine.console import agent_text
 from autorl.engine.context import RunContext
 from autorl.engine.diskwatch import DiskWatch, agent_roots
-from autorl.engine.history import CodeHistory
 from autorl.engine.records_io import write_json
 from autorl.engine.workspace import build_workspace, instructions
-from autorl.protocols import EgressProxy, GradingService, ServedGateway
+from autorl.protocols import CodeSnapshots, EgressProxy, GradingService, ServedGateway
 from autorl.types import AgentContext, AgentLaunch, Forward, SandboxRequest
 
 PASS_THROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_NUM_THREADS", "TZ")
@@ -47,7 +46,7 @@ class Serving:
 
     service: GradingService
     clock: BudgetClock
-    history: CodeHistory
+    history: CodeSnapshots
     url: str
     token: str
     text: str
@@ -101,7 +100,7 @@ class AgentPhase:
         console, events = self.console, self.events
         cfg = self.config
         build_workspace(self.workspace, self.setup.prepared, self.setup.model_info.path)
-        history = CodeHistory(self.run_dir / "code-history.git", self.workspace / "code")
+        history = self.ctx.code_history()
         clock = BudgetClock(cfg.budget.wall_seconds)
         token = secrets.token_urlsafe(32)
         self.state_dir.mkdir(mode=0o755, exist_ok=self.state_dir != self.run_dir / "sandbox")

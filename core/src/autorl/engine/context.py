@@ -17,6 +17,7 @@ from autorl.engine.records_io import EventLog, SubmissionLog
 from autorl.engine.scoring import Scorer
 from autorl.engine.setup import Components, Setup
 from autorl.events import SubmissionEvent
+from autorl.protocols import CodeSnapshots
 from autorl.registry import Registry
 
 
@@ -48,6 +49,12 @@ class RunContext:
     @property
     def workspace(self) -> Path:
         return self.run_dir / "workspace"
+
+    def code_history(self) -> CodeSnapshots:
+        """The grading plugin's history of ``workspace/code`` (``code-history.git``)."""
+        return self.setup.grader.code_history(
+            self.run_dir / "code-history.git", self.workspace / "code"
+        )
 
     def notify(self, event: SubmissionEvent) -> None:
         """A submission changed status: the event log, the observers, the terminal."""

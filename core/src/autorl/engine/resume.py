@@ -23,7 +23,6 @@ from autorl.engine.budget import BudgetClock
 from autorl.engine.console import RunConsole
 from autorl.engine.context import RunContext
 from autorl.engine.finish import finish
-from autorl.engine.history import CodeHistory
 from autorl.engine.records_io import EventLog, read_submission_log, utc_now
 from autorl.engine.run import Run, RunOutcome, empty_scoring, sealed_scoring
 from autorl.engine.setup import Setup, prepare, resolve
@@ -139,7 +138,7 @@ def _grade_pending(ctx: RunContext, baseline_score: float) -> tuple[GradingServi
     """The service after grading what was pending (it keeps the selection's candidates),
     and the ids it graded."""
     run_dir = ctx.run_dir
-    history = CodeHistory(run_dir / "code-history.git", ctx.workspace / "code")
+    history = ctx.code_history()
     service = ctx.grading_service(BudgetClock(ctx.config.budget.wall_seconds), baseline_score)
     try:
         resumed = service.restore(read_submission_log(run_dir / "submissions.jsonl"))

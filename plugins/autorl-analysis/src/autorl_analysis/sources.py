@@ -18,7 +18,7 @@ from typing import Any
 
 from autorl_sandbox_common.agentfiles import OPEN_FLAGS, no_links_below
 
-from autorl.engine.history import SAFE_CONFIG
+from autorl_grading.history import SAFE_CONFIG
 
 MAX_LOG_BYTES = 16 * 1024**2
 """What is read of one log (the tail is kept: a crash is at the end)."""

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from autorl_grading.checkpoints import apparent_size, checkpoint_size_limit, hash_tree, hash_weights
+from autorl_grading.history import CodeHistory
 from autorl_grading.instructions import instructions
 from autorl_grading.service import GradingService
 
@@ -19,6 +20,9 @@ class Grading:
 
     def files_hash(self, directory: Path) -> str:
         return hash_tree(directory)
+
+    def code_history(self, git_dir: Path, work_tree: Path) -> CodeHistory:
+        return CodeHistory(git_dir, work_tree)
 
     def service(self, *, base_model: Path, **settings: Any) -> GradingService:
         """A checkpoint may be a few times the base model's size (``checkpoint_size_limit``)."""

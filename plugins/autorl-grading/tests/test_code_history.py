@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
+from autorl_grading import history as history_mod
+from autorl_grading.history import CodeHistory
 
-from autorl.engine import history as history_mod
 from autorl.engine.diskwatch import agent_roots, disk_usage
-from autorl.engine.history import CodeHistory
 
 
 def _git(git_dir: Path, *args: str) -> str:
@@ -222,3 +222,24 @@ def test_odd_file_names_are_recorded_exactly(tmp_path: Path) -> None:
     ).stdout
     assert sorted(filter(None, out.split(b"\0"))) == sorted(names)
     assert [(o.path, o.reason) for o in history.last_omissions()] == [(".GIT", "git_metadata")]
+
+
+def test_code_history_never_runs_hooks_or_agent_git_config(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    history = CodeHistory(tmp_path / "history.git", code)
+    marker = tmp_path / "hook-ran"
+    hook = tmp_path / "history.git" / "hooks" / "post-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    # the agent's own repository in code/, with a hooks path and an fsmonitor of its own
+    (code / ".git").mkdir()
+    (code / ".git" / "config").write_text(
+        f"[core]\n\thooksPath = {hook.parent}\n\tfsmonitor = {hook}\n"
+    )
+    (code / ".gitattributes").write_text("* filter=evil\n")
+    (code / "train.py").write_text("print('hi')\n")
+    assert history.snapshot("one") is not None
+    assert history.snapshot("two") is not None
+    assert not marker.exists(), "the harness's git ran a hook"
