@@ -25,21 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from autorl_task_alfworld.games import GAME_FILE, TRAJ_FILE
+from autorl_task_alfworld.generate import TASK_TYPES
 
 JSON_DIR = "json_2.1.1"
 TRAIN_SPLIT = "train"
 EVAL_SPLIT = "valid_unseen"
 REFERENCE_EVAL_SIZE = 134
-TASK_TYPES = frozenset(
-    {
-        "pick_and_place_simple",
-        "look_at_obj_in_light",
-        "pick_clean_then_place_in_recep",
-        "pick_heat_then_place_in_recep",
-        "pick_cool_then_place_in_recep",
-        "pick_two_obj_and_place",
-    }
-)
 GOAL_MARK = "Your task is to: "
 REACT_PROMPTS_URL = (
     "https://raw.githubusercontent.com/ysymyth/ReAct/master/prompts/alfworld_3prompts.json"

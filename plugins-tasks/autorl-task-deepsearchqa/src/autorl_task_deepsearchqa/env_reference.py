@@ -22,21 +22,15 @@ says where this can differ). Standard library only (copied into the workspace ki
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from . import prompt_reference as ref
 from .corpus import Question
 from .env import (
-    DEFAULT_MAX_STEPS,
-    DEFAULT_TOP_K,
     DeepSearchQAEnv,
-    GradeFn,
-    SearchFn,
     episode_info,
     judged,
-    rule_grade,
 )
 
 
@@ -67,16 +61,8 @@ class ReferenceEnv(DeepSearchQAEnv):
     """One question at a time, played as the reference's loop; actions are whole replies. The
     questions, search, judge and limits are :class:`DeepSearchQAEnv`'s; the loop is its own."""
 
-    def __init__(
-        self,
-        questions: Iterable[Question],
-        search: SearchFn,
-        grade: GradeFn = rule_grade,
-        max_steps: int = DEFAULT_MAX_STEPS,
-        top_k: int = DEFAULT_TOP_K,
-    ) -> None:
-        super().__init__(questions, search, grade, max_steps, top_k)
-        self._loop: _Loop | None = None
+    _loop: _Loop | None = None
+    """The episode being played (None before the first ``reset``)."""
 
     @property
     def question(self) -> Question:
