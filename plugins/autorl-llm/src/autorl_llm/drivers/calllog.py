@@ -160,18 +160,24 @@ class LoggingDriver(ChatMixin):
         self.model = inner.model
         self.log = log if isinstance(log, DriverCallLog) else DriverCallLog(log)
 
+    def _failed(self, request: ChatRequest, exc: Exception, started: float, **extra: Any) -> None:
+        """Log a call that raised, with the seconds it took."""
+        elapsed = time.monotonic() - started
+        self.log.log_call(
+            backend=self.name,
+            model=self.model,
+            request=request,
+            error=exc,
+            elapsed_s=elapsed,
+            **extra,
+        )
+
     def chat(self, request: ChatRequest) -> ChatResponse:
         started = time.monotonic()
         try:
             response = self.inner.chat(request)
         except Exception as exc:
-            self.log.log_call(
-                backend=self.name,
-                model=self.model,
-                request=request,
-                error=exc,
-                elapsed_s=time.monotonic() - started,
-            )
+            self._failed(request, exc, started)
             raise
         self.log.log_call(backend=self.name, model=self.model, request=request, response=response)
         return response
@@ -190,12 +196,5 @@ class LoggingDriver(ChatMixin):
                     )
                 yield chunk
         except Exception as exc:
-            self.log.log_call(
-                backend=self.name,
-                model=self.model,
-                request=request,
-                error=exc,
-                streamed=True,
-                elapsed_s=time.monotonic() - started,
-            )
+            self._failed(request, exc, started, streamed=True)
             raise
