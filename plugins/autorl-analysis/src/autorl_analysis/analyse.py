@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autorl_records import RunRecord, load_run, read_calls
+from autorl_records import RunRecord, load_run, read_calls, read_log
 
 from autorl_analysis import failures as fail
 from autorl_analysis import integrity, routes
@@ -49,9 +49,9 @@ class RunReader:
         self.record: RunRecord = load_run(self.run_dir)
         self.problems: list[str] = []
         d = self.run_dir
-        self.events = read_jsonl(d / "events.jsonl", d, self.problems)
+        self.events = read_log(d, "events.jsonl", self.problems) or []
         self.calls = read_calls(d, self.problems) or []
-        self.egress = read_jsonl(d / "egress.jsonl", d, self.problems)
+        self.egress = read_log(d, "egress.jsonl", self.problems) or []
         self.log = [
             Line("agent.log", n, text)
             for n, text in enumerate(read_capped(d / "agent.log", d).splitlines(), 1)

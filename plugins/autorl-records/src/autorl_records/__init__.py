@@ -8,7 +8,7 @@ import importlib
 from typing import Any
 
 _FROM = {
-    "calls": ("CallRow", "call_rows", "driver_call_summary", "read_calls"),
+    "logs": ("CallRow", "call_rows", "driver_call_summary", "read_calls", "read_log"),
     "records": (
         "INFRA_ERROR",
         "PROTOCOLS",

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from autorl.engine.records_io import read_submission_log
 from autorl.errors import AutorlError
-from autorl_records.calls import driver_call_summary
+from autorl_records.logs import driver_call_summary
 
 RECORD_VERSION = 2
 """2: ``contributions/`` (plugins' results), ``run.json`` written while the agent runs

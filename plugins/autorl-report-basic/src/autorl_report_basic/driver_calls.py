@@ -1,5 +1,5 @@
 """The report's ``## Driver calls`` section: calls, tokens, cost and latency, as the run
-record's summary gives them (``autorl_records.calls`` reads the gateway's call log)."""
+record's summary gives them (``autorl_records.logs`` reads the gateway's call log)."""
 
 from __future__ import annotations
 

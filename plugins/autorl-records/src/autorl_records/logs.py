@@ -1,10 +1,12 @@
-"""The run record's driver calls: the one reader of ``driver_calls.jsonl`` (written by the run's
-LLM gateway, outside the workspace, so these numbers are the harness's own).
+"""The run record's logs: the one reader of its JSON-lines logs (``events.jsonl`` from the
+engine, ``driver_calls.jsonl`` from the LLM gateway, ``egress.jsonl`` from the egress proxy; all
+outside the workspace, so these are the harness's own numbers).
 
-``read_calls`` gives the raw entries (the analysis and the trajectory export need the messages);
-``call_rows`` one typed row per call; ``driver_call_summary`` the totals ``summary.json`` carries,
-with the driver budget and upstream health from ``run.json``. The log can be large (every
-request and response): it is read capped, lines past the cap are a problem, never a crash.
+``read_log`` gives any log's entries; ``read_calls`` the call log's (the analysis and the
+trajectory export need the messages); ``call_rows`` one typed row per call;
+``driver_call_summary`` the totals ``summary.json`` carries, with the driver budget and upstream
+health from ``run.json``. A log can be large (every request and response): it is read capped,
+what is past the cap is a problem, never a crash.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 CALL_LOG = "driver_calls.jsonl"
-MAX_CALL_LOG_BYTES = 256 * 1024**2
-MAX_CALLS = 200_000
+EVENT_LOG = "events.jsonl"
+EGRESS_LOG = "egress.jsonl"
+MAX_LOG_BYTES = 256 * 1024**2
+MAX_ENTRIES = 200_000
 
 
 class CallRow(BaseModel):
@@ -56,38 +60,47 @@ class CallRow(BaseModel):
             return None
 
 
-def read_calls(run_dir: Path, problems: list[str] | None = None) -> list[dict[str, Any]] | None:
-    """The call log's JSON objects in order; None when the run had no driver (no log)."""
+def read_log(
+    run_dir: Path, name: str, problems: list[str] | None = None
+) -> list[dict[str, Any]] | None:
+    """The JSON objects of one of the run's JSON-lines logs (``events.jsonl``,
+    ``driver_calls.jsonl``, ``egress.jsonl``), in order, read capped; None when the run has no
+    such log. A bad line is skipped with a note in ``problems``."""
     notes = problems if problems is not None else []
-    path = Path(run_dir) / CALL_LOG
+    path = Path(run_dir) / name
     if not path.is_file() or path.is_symlink():
         return None
     try:
         with path.open("rb") as fh:
-            data = fh.read(MAX_CALL_LOG_BYTES + 1)
+            data = fh.read(MAX_LOG_BYTES + 1)
     except OSError as exc:
-        notes.append(f"{CALL_LOG} unreadable ({exc.strerror or exc})")
+        notes.append(f"{name} unreadable ({exc.strerror or exc})")
         return []
-    if len(data) > MAX_CALL_LOG_BYTES:
-        notes.append(f"{CALL_LOG}: only the first {MAX_CALL_LOG_BYTES >> 20} MiB read")
-        data = data[:MAX_CALL_LOG_BYTES]
-    calls = []
+    if len(data) > MAX_LOG_BYTES:
+        notes.append(f"{name}: only the first {MAX_LOG_BYTES >> 20} MiB read")
+        data = data[:MAX_LOG_BYTES]
+    entries = []
     for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
             continue
-        if len(calls) >= MAX_CALLS:
-            notes.append(f"{CALL_LOG}: only the first {MAX_CALLS} calls read")
+        if len(entries) >= MAX_ENTRIES:
+            notes.append(f"{name}: only the first {MAX_ENTRIES} entries read")
             break
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:
-            notes.append(f"{CALL_LOG}:{n}: not JSON (skipped)")
+            notes.append(f"{name}:{n}: not JSON (skipped)")
             continue
         if isinstance(entry, dict):
-            calls.append(entry)
+            entries.append(entry)
         else:
-            notes.append(f"{CALL_LOG}:{n}: not a JSON object (skipped)")
-    return calls
+            notes.append(f"{name}:{n}: not a JSON object (skipped)")
+    return entries
+
+
+def read_calls(run_dir: Path, problems: list[str] | None = None) -> list[dict[str, Any]] | None:
+    """The call log's entries in order; None when the run had no driver (no log)."""
+    return read_log(run_dir, CALL_LOG, problems)
 
 
 def _dict(value: Any) -> dict[str, Any]:
