@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from autorl_task_common.spec import task_spec
+
 from autorl import hookimpl
 from autorl.specs import SearchBackendSpec, TaskSpec
 
@@ -9,17 +11,17 @@ from autorl.specs import SearchBackendSpec, TaskSpec
 @hookimpl
 def autorl_register_tasks() -> list[TaskSpec]:
     return [
-        TaskSpec(
-            name="deepsearchqa",
-            factory="autorl_task_deepsearchqa.task:DeepSearchQATask",
+        task_spec(
+            "deepsearchqa",
+            "autorl_task_deepsearchqa.task:DeepSearchQATask",
             evaluator="rollout",
             contract="autorl_task_deepsearchqa.protocol",
-            recipe="autorl_task_deepsearchqa:recipe",  # the scripted agent's reference recipe
-            description="L3 search agent (DeepSearchQA): search[...] then answer[...] on "
-            "multi-hop questions, max 6 steps; accuracy by a rule judge (offline) or an LLM "
-            "judge; shipped encyclopedia with 100 train / 100 held-out questions, "
+            level="L3",
+            metric="accuracy",
+            summary="search agent (DeepSearchQA): search[...] then answer[...] on multi-hop "
+            "questions, max 6 steps; accuracy by a rule judge (offline) or an LLM judge; "
+            "shipped encyclopedia with 100 train / 100 held-out questions, "
             "google/deepsearchqa with task option data_path",
-            options={"level": "L3", "metric": "accuracy"},
         )
     ]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from autorl_task_common.spec import task_spec
+
 from autorl import hookimpl
 from autorl.specs import TaskSpec
 
@@ -9,14 +11,14 @@ from autorl.specs import TaskSpec
 @hookimpl
 def autorl_register_tasks() -> list[TaskSpec]:
     return [
-        TaskSpec(
-            name="gsm8k",
-            factory="autorl_task_gsm8k.task:GSM8KTask",
+        task_spec(
+            "gsm8k",
+            "autorl_task_gsm8k.task:GSM8KTask",
             evaluator="exact",
             contract="autorl_task_gsm8k.kit",
-            recipe="autorl_task_gsm8k:recipe",  # the scripted agent's reference recipe
-            description="L1 grade-school math: exact match of the final number (greedy); "
-            "offline gsm_symbolic split by default, real GSM8K with task option data_path",
-            options={"level": "L1", "metric": "accuracy"},
+            level="L1",
+            metric="accuracy",
+            summary="grade-school math: exact match of the final number (greedy); offline "
+            "gsm_symbolic split by default, real GSM8K with task option data_path",
         )
     ]
