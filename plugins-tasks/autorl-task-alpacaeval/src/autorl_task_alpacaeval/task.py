@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from autorl_data.cache import (
     build_once,
     files_digest,
     params_digest,
+    read_meta,
     write_split,
 )
 from autorl_task_common.kits import module_kit
@@ -134,7 +134,7 @@ class AlpacaEvalTask:
             glm_dir = files["glm_dir"]
         if settings.train_size or settings.eval_size:
             split_name += f"-subset-{settings.train_size or 'all'}-{settings.eval_size or 'all'}"
-        meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
+        meta = read_meta(split_dir)
         config = {
             **EVALUATOR_CONFIG,
             **({} if settings.data_path is None else {"max_new_tokens": REFERENCE_MAX_NEW_TOKENS}),

@@ -13,11 +13,12 @@ never copied into a kit.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar, Protocol
+
+from autorl_data.cache import read_meta
 
 from autorl.types import PreparedTask, TaskContext
 
@@ -42,11 +43,6 @@ class Describe(Protocol):
         evaluator_config: Mapping[str, Any],
         prompt: str,
     ) -> str: ...
-
-
-def read_meta(split_dir: Path) -> dict[str, Any]:
-    """A built split's ``meta.json`` (its parameters, ``n_train`` and ``n_eval``)."""
-    return json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
 
 
 class InteractiveTask:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from autorl_data.cache import (
     build_once,
     files_digest,
     params_digest,
+    read_meta,
     write_split,
 )
 from autorl_task_common.kits import module_kit
@@ -125,7 +125,7 @@ class GSM8KTask:
             split_dir, split_name = self._offline(cache, settings)
         else:
             split_dir, split_name = self._reference(cache, settings)
-        meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
+        meta = read_meta(split_dir)
         config = dict(EVALUATOR_CONFIG)
         contract, kit_config = CONTRACT, None
         if settings.source != "offline":

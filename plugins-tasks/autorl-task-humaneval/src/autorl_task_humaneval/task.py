@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from autorl_data.cache import build_once, write_jsonl
+from autorl_data.cache import build_once, read_meta, write_split
 from autorl_task_common.kits import module_kit
 from pydantic import Field
 
@@ -97,20 +96,12 @@ class HumanEvalTask:
             problems = data.load_problems(source)
             n_train, _ = data.reference_split()
             train, evals = problems[:n_train], problems[n_train:]
-            write_jsonl(staging / "train.jsonl", train)
-            write_jsonl(staging / "eval.jsonl", evals)
-            meta = {
-                "source": str(source),
-                "sha256": digest,
-                "n_train": len(train),
-                "n_eval": len(evals),
-            }
-            (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", "utf-8")
+            write_split(staging, train, evals, {"source": str(source), "sha256": digest})
 
         if not source.is_file():
             data.load_problems(source)  # raises the precise error
         split_dir = build_once(cache / f"{REFERENCE_SPLIT}-{digest}", build)
-        meta = json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
+        meta = read_meta(split_dir)
         config, contract, kit_config = dict(EVALUATOR_CONFIG), CONTRACT, None
         if opts.prompt == "reference":
             config |= REFERENCE_EVALUATOR_CONFIG

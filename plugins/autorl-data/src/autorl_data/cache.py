@@ -66,3 +66,9 @@ def write_split(
     write_jsonl(staging / "eval.jsonl", evals)
     meta = {**params, "n_train": len(train), "n_eval": len(evals)}
     (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+def read_meta(split_dir: Path) -> dict[str, Any]:
+    """A built split's ``meta.json`` (what :func:`write_split` wrote: its parameters,
+    ``n_train`` and ``n_eval``)."""
+    return json.loads((split_dir / "meta.json").read_text(encoding="utf-8"))
