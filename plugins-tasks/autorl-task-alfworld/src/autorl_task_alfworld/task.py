@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from autorl_data.cache import build_once, files_digest, params_digest, write_jsonl, write_split
-from autorl_task_common.interactive import InteractiveTask
+from autorl_data.cache import files_digest, write_jsonl, write_split
+from autorl_task_common.interactive import InteractiveTask, build_split, split_params
 from autorl_task_common.kits import KitLayout, build_kit
 from pydantic import Field
 
@@ -256,12 +256,9 @@ class AlfWorldTask(InteractiveTask):
         return config
 
     def _offline(self, cache: Path, settings: Settings) -> Path:
-        params = {
-            "source": "shipped",
-            "files": files_digest(list(SHIPPED.values())),
-            "eval_size": settings.eval_size,
-            "train_size": settings.train_size,
-        }
+        params = split_params(
+            settings, source="shipped", files=files_digest(list(SHIPPED.values()))
+        )
 
         def build(staging: Path) -> None:
             evals = read_records(SHIPPED["eval"])
@@ -283,17 +280,12 @@ class AlfWorldTask(InteractiveTask):
             train_rows = [{**_row(record), "layout": record.layout} for record in train]
             write_split(staging, train_rows, eval_rows, params)
 
-        return build_once(cache / f"{OFFLINE_SPLIT}-{params_digest(params)}", build)
+        return build_split(cache, OFFLINE_SPLIT, params, build)
 
     def _reference(self, cache: Path, settings: Settings) -> Path:
         assert settings.data_path is not None
         data_path = settings.data_path
-        params = {
-            "source": "official",
-            "data_path": str(data_path),
-            "eval_size": settings.eval_size,
-            "train_size": settings.train_size,
-        }
+        params = split_params(settings, source="official", data_path=str(data_path))
 
         def build(staging: Path) -> None:
             evals = official.collect(data_path, official.EVAL_SPLIT)
@@ -331,7 +323,7 @@ class AlfWorldTask(InteractiveTask):
                 )
             write_split(staging, train_rows, eval_rows, params)
 
-        return build_once(cache / f"{REFERENCE_SPLIT}-{params_digest(params)}", build)
+        return build_split(cache, REFERENCE_SPLIT, params, build)
 
     @staticmethod
     def _kit(cache: Path, split_dir: Path, settings: Settings, config: dict[str, Any]) -> Path:

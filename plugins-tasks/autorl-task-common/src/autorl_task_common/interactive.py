@@ -13,12 +13,12 @@ never copied into a kit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
-from autorl_data.cache import read_meta
+from autorl_data.cache import build_once, params_digest, read_meta
 
 from autorl.types import PreparedTask, TaskContext
 
@@ -43,6 +43,20 @@ class Describe(Protocol):
         evaluator_config: Mapping[str, Any],
         prompt: str,
     ) -> str: ...
+
+
+def split_params(settings: Any, **source: Any) -> dict[str, Any]:
+    """What a split is built from (``source``: its origin and the digest of its files) and
+    the options that size it; :func:`build_split` names the split's directory by its digest,
+    and the split's ``meta.json`` records it."""
+    return {**source, "eval_size": settings.eval_size, "train_size": settings.train_size}
+
+
+def build_split(
+    cache: Path, split: str, params: Mapping[str, Any], build: Callable[[Path], None]
+) -> Path:
+    """Build the split ``split`` once, under ``cache/<split>-<digest of params>``."""
+    return build_once(cache / f"{split}-{params_digest(params)}", build)
 
 
 class InteractiveTask:

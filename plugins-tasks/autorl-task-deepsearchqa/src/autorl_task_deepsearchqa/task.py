@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from autorl_data.cache import build_once, files_digest, params_digest, write_split
-from autorl_task_common.interactive import InteractiveTask
+from autorl_data.cache import files_digest, write_split
+from autorl_task_common.interactive import InteractiveTask, build_split, split_params
 from autorl_task_common.kits import KitLayout, build_kit
 from pydantic import Field
 
@@ -236,12 +236,7 @@ class DeepSearchQATask(InteractiveTask):
     def _offline(self, cache: Path, settings: Settings) -> Path:
         names = ("corpus.json", "questions_train.json", "questions_eval.json")
         files = [DATA_DIR / n for n in names]
-        params = {
-            "source": "shipped",
-            "files": files_digest(files),
-            "eval_size": settings.eval_size,
-            "train_size": settings.train_size,
-        }
+        params = split_params(settings, source="shipped", files=files_digest(files))
 
         def build(staging: Path) -> None:
             evals = load_questions(DATA_DIR / "questions_eval.json")
@@ -258,7 +253,7 @@ class DeepSearchQATask(InteractiveTask):
             shutil.copyfile(DATA_DIR / "corpus.json", staging / "corpus.json")
             self._write(staging, train[: settings.train_size], evals[: settings.eval_size], params)
 
-        return build_once(cache / f"{OFFLINE_SPLIT}-{params_digest(params)}", build)
+        return build_split(cache, OFFLINE_SPLIT, params, build)
 
     def _reference(self, cache: Path, settings: Settings) -> Path:
         from autorl_task_deepsearchqa import official
@@ -266,10 +261,7 @@ class DeepSearchQATask(InteractiveTask):
         assert settings.data_path is not None
         source = official.find_file(settings.data_path)
         params = {
-            "source": "google/deepsearchqa",
-            "file": files_digest([source]),
-            "eval_size": settings.eval_size,
-            "train_size": settings.train_size,
+            **split_params(settings, source="google/deepsearchqa", file=files_digest([source])),
             "seed": official.SPLIT_SEED,
         }
 
@@ -282,7 +274,7 @@ class DeepSearchQATask(InteractiveTask):
             shutil.copyfile(DATA_DIR / "corpus.json", staging / "corpus.json")
             self._write(staging, train, evals, {**params, "n_total": len(questions)})
 
-        return build_once(cache / f"{REFERENCE_SPLIT}-{params_digest(params)}", build)
+        return build_split(cache, REFERENCE_SPLIT, params, build)
 
     @staticmethod
     def _write(

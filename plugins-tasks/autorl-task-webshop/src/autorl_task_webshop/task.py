@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from autorl_data.cache import build_once, files_digest, params_digest, write_split
-from autorl_task_common.interactive import InteractiveTask
+from autorl_data.cache import files_digest, write_split
+from autorl_task_common.interactive import InteractiveTask, build_split, split_params
 from autorl_task_common.kits import KitLayout, build_kit
 from pydantic import Field
 
@@ -166,12 +166,7 @@ class WebShopTask(InteractiveTask):
 
     def _offline(self, cache: Path, settings: Settings) -> Path:
         files = [DATA_DIR / n for n in ("catalog.json", "goals_train.json", "goals_eval.json")]
-        params = {
-            "source": "shipped",
-            "files": files_digest(files),
-            "eval_size": settings.eval_size,
-            "train_size": settings.train_size,
-        }
+        params = split_params(settings, source="shipped", files=files_digest(files))
 
         def build(staging: Path) -> None:
             evals = load_goals(DATA_DIR / "goals_eval.json")
@@ -185,7 +180,7 @@ class WebShopTask(InteractiveTask):
             products = load_products(DATA_DIR / "catalog.json")
             self._write(staging, products, train, evals[: settings.eval_size], settings, params)
 
-        return build_once(cache / f"{OFFLINE_SPLIT}-{params_digest(params)}", build)
+        return build_split(cache, OFFLINE_SPLIT, params, build)
 
     def _reference(self, cache: Path, settings: Settings) -> Path:
         from autorl_task_webshop import official
@@ -198,12 +193,11 @@ class WebShopTask(InteractiveTask):
                 hint="it must hold the official items_shuffle_1000.json, items_ins_v2_1000.json "
                 "and items_human_ins.json",
             )
-        params = {
-            "source": "official",
-            "files": files_digest([settings.data_path / n for n in official.FILES]),
-            "eval_size": settings.eval_size,
-            "train_size": settings.train_size,
-        }
+        params = split_params(
+            settings,
+            source="official",
+            files=files_digest([settings.data_path / n for n in official.FILES]),
+        )
 
         def build(staging: Path) -> None:
             assert settings.data_path is not None
@@ -212,7 +206,7 @@ class WebShopTask(InteractiveTask):
             )
             self._write(staging, products, train, evals, settings, {**params, **extra})
 
-        return build_once(cache / f"{REFERENCE_SPLIT}-{params_digest(params)}", build)
+        return build_split(cache, REFERENCE_SPLIT, params, build)
 
     @staticmethod
     def _write(
