@@ -17,6 +17,8 @@ marks that follow from what it uses, so a test author marks nothing by hand for 
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
 import pytest
 
 E2E_FIXTURES = frozenset({"docker_engine", "installed_clis", "autorl_run", "chromium"})
@@ -57,8 +59,10 @@ def _group(item: pytest.Item, path: str) -> str | None:
     return None
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)  # marks before every other hook (xdist reads them), tags after
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Generator[None, None, None]:
     root = config.rootpath
     for item in items:
         try:
@@ -75,3 +79,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             group = _group(item, path)
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
+    yield
+    if hasattr(config, "workerinput") and config.getoption("loadgroup", False):
+        _tag_groups(items)
+
+
+def _tag_groups(items: list[pytest.Item]) -> None:
+    """Give each grouped test the ``@group`` id suffix by which xdist's scheduler keeps a group
+    on one worker. pytest-xdist 3.8 adds it by assigning ``item._nodeid``, which pytest 9.2's
+    nodes no longer read (their id is ``item._id``): without this every group would be spread
+    over the workers (a module's shared run made on each). Done only where xdist's did not take."""
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})  # fmt: skip
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix):
+            item._id = NodeId.parse(item.nodeid + suffix)  # type: ignore[attr-defined]
