@@ -75,10 +75,11 @@ def _scored(run_dir: Path) -> dict[int, dict[str, Any]]:
 
 def measure(run_dir: Path) -> dict[str, Any]:
     """Every scored checkpoint of one kept run on its sealed test split."""
+    from autorl_runner.console import RunConsole
+    from autorl_runner.scoring import score_se
+    from autorl_runner.setup import prepare, resolve
+
     from autorl.config import RunConfig
-    from autorl.engine.console import RunConsole
-    from autorl.engine.scoring import score_se
-    from autorl.engine.setup import prepare, resolve
     from autorl.registry import get_registry
     from autorl.types import EvalRequest
 

@@ -64,7 +64,7 @@ def test_help_does_not_import_plugin_factories_or_rich(installed_fixtures) -> No
     assert "autorl_fixture_plugin.plugin" in loaded  # the hookimpl module: yes
     assert "autorl_fixture_plugin.commands" not in loaded  # the command's module: not yet
     assert "autorl_fixture_plugin.task" not in loaded
-    assert not {"rich", "fastapi", "uvicorn", "autorl.cli.run"} & loaded
+    assert not {"rich", "fastapi", "uvicorn", "autorl_runner.cli"} & loaded
 
 
 def test_the_probe_would_see_a_heavy_import(installed_fixtures) -> None:

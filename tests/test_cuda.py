@@ -26,7 +26,7 @@ cgroup limits have tests of their own (the sandbox tests), these check the GPU p
 
 
 def test_nvml_sees_the_gpus_and_meters_them() -> None:
-    from autorl.engine.gpus import GpuMeter, NvmlProbe
+    from autorl_runner.gpus import GpuMeter, NvmlProbe
 
     probe = NvmlProbe()
     minors = probe.minors()

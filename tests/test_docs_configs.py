@@ -39,9 +39,8 @@ def test_documented_config_is_valid(
         limits = config.limits.resolve()  # what the sandbox will enforce on this machine
         assert limits.memory_bytes is None or limits.memory_bytes > 0
     if "[grader]" in body and config.grader.gpus:  # the documented split, on those GPUs
+        from autorl_runner.gpus import plan
         from autorl_testing.gpus import FakeProbe
-
-        from autorl.engine.gpus import plan
 
         gpus = sorted({*config.limits.gpus, *config.grader.gpus})
         probe = FakeProbe(",".join(f"{g}=0" for g in gpus))

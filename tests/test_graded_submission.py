@@ -28,11 +28,11 @@ from autorl_grading.checkpoints import hash_weights
 from autorl_grading.graded import assemble
 from autorl_grading.service import GradingService
 from autorl_model_tiny.model import TinyModel
+from autorl_runner.budget import BudgetClock
+from autorl_runner.records_io import SubmissionLog, read_submission_log
+from autorl_runner.scoring import with_deadline
 
 from autorl.contracts import load_contract
-from autorl.engine.budget import BudgetClock
-from autorl.engine.records_io import SubmissionLog, read_submission_log
-from autorl.engine.scoring import with_deadline
 from autorl.types import EvalRequest
 
 EXACT_TESTS = Path(__file__).parents[1] / "plugins-evaluators/autorl-evaluator-exact/tests"

@@ -8,9 +8,10 @@ import json
 import types
 from pathlib import Path
 
+from autorl_runner.run import Run
+
 from autorl import hookimpl
 from autorl.config import RunConfig
-from autorl.engine.run import Run
 from autorl.registry import Registry
 
 

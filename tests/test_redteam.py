@@ -28,10 +28,10 @@ from typing import Any
 import pytest
 from autorl_agent_redteam import attacks as script
 from autorl_agent_redteam.agent import outcomes, read_results
+from autorl_runner.run import Run
 from autorl_sandbox_isolated.sandbox import bwrap_path
 
 from autorl.config import RunConfig
-from autorl.engine.run import Run
 
 MEMORY_GB = 1.5
 PIDS = 400

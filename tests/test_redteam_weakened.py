@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 from autorl_agent_redteam.agent import outcomes, read_results
+from autorl_runner.run import Run
 from autorl_sandbox_isolated.sandbox import bwrap_path
 
 from autorl.config import RunConfig
-from autorl.engine.run import Run
 
 
 def weaken_grader(monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -191,8 +191,9 @@ def test_an_egress_policy_is_the_installed_egress_component_of_its_name() -> Non
     """``[egress] policy`` is a plain name checked against the installed egress components
     when a run is resolved: ``allowlist`` builds autorl-sandbox-common's proxy, a typo fails
     with the close name, before anything runs."""
+    from autorl_runner.setup import resolve
+
     from autorl.config import RunConfig
-    from autorl.engine.setup import resolve
     from autorl.errors import ConfigError
     from autorl.registry import get_registry
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from autorl_campaign.results import run_results
 from autorl_records import RECORD_VERSION, load_run, summary
+from autorl_runner.run import Run
 from click.testing import CliRunner
 
 from autorl.cli.main import cli
 from autorl.config import RunConfig
-from autorl.engine.run import Run
 from autorl.registry import Registry
 
 OLD_RUN = Path(__file__).parent / "fixtures" / "run-v1-webshop"

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autorl_runner.run import Run, RunOutcome
 from autorl_sandbox_isolated.sandbox import bwrap_path
 
 from autorl import hookimpl
 from autorl.config import RunConfig
-from autorl.engine.run import Run, RunOutcome
 from autorl.registry import Registry
 from autorl.specs import SandboxSpec
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from autorl.cli.run import parse_duration, parse_options
 from autorl.config import load_config
 from autorl.errors import ConfigError
 
@@ -59,17 +58,6 @@ def test_missing_file_and_unknown_format(tmp_path: Path) -> None:
         load_config(other)
 
 
-def test_durations_and_options() -> None:
-    assert parse_duration("90") == 90
-    assert parse_duration("10m") == 600
-    assert parse_duration("1.5h") == 5400
-    with pytest.raises(ConfigError):
-        parse_duration("soon")
-    assert parse_options(("a=1", "b=x", "c=true"), "--task-option") == {"a": 1, "b": "x", "c": True}
-    with pytest.raises(ConfigError):
-        parse_options(("novalue",), "--task-option")
-
-
 def test_a_run_config_with_axes_is_sent_to_campaigns(tmp_path: Path) -> None:
     """One command per job: `autorl run` runs one run; a file of axes is a campaign."""
     path = tmp_path / "matrix.toml"
@@ -78,12 +66,3 @@ def test_a_run_config_with_axes_is_sent_to_campaigns(tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match=f"has a \\[{table}\\] table") as err:
             load_config(path)
         assert "autorl campaign run" in (err.value.hint or "")
-
-
-def test_a_budget_duration_reads_the_same_in_a_file_as_on_the_command_line(tmp_path: Path) -> None:
-    toml = tmp_path / "run.toml"
-    toml.write_text('[budget]\nwall_seconds = "15m"\n')
-    assert load_config(toml).budget.wall_seconds == parse_duration("15m") == 900
-    toml.write_text('[budget]\nwall_seconds = "soon"\n')
-    with pytest.raises(ConfigError, match="is not a duration"):
-        load_config(toml)

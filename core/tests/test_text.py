@@ -3,10 +3,6 @@ console lines that carry a submission's reason."""
 
 from __future__ import annotations
 
-import io
-from types import SimpleNamespace
-
-from autorl.engine.console import RunConsole, submission_line
 from autorl.text import csv_text, markdown_text, sanitize
 
 HOSTILE = (
@@ -40,36 +36,3 @@ def test_csv_text_neutralises_formulas() -> None:
     assert csv_text("+1+1") == "'+1+1" and csv_text("@SUM(A1)") == "'@SUM(A1)"
     assert csv_text("-2+3") == "'-2+3"
     assert csv_text("-1.5") == "-1.5" and csv_text("plain") == "plain"
-
-
-def test_a_hostile_reason_reaches_the_console_inert() -> None:
-    """The console line of a failed submission whose reason quotes a hostile file name: no
-    escape sequence, no forged line, the markup shown as typed, the real status kept."""
-    out = io.StringIO()
-    console = RunConsole()
-    console.console.file = out
-    console.console.force_terminal = True
-    console.console.width = 1000  # one event, one line: no wrapping in this check
-    event = SimpleNamespace(submission_id=3, status="failed", score=None, reason=HOSTILE)
-    console.submission(event)
-    console.print(submission_line(event))  # the same line through the generic print
-    text = out.getvalue()
-    assert "\x1b]" not in text and "\x1b[2K" not in text and "\r" not in text
-    assert "\x07" not in text and "\x9b" not in text
-    lines = [line for line in text.splitlines() if line.strip()]
-    assert all(not line.lstrip().startswith("submission 97") for line in lines)
-    assert len(lines) == 2 and all("submission 3: failed" in line for line in lines)
-    assert text.count("[/autorl][bold]") == 2  # shown, never interpreted
-    assert "<img src=x onerror=alert(1)>" in text  # plain text on a terminal: harmless there
-
-
-def test_a_caller_that_forgot_to_escape_still_prints_its_line() -> None:
-    """Defence in depth for :meth:`RunConsole.print`: an unescaped ``[/autorl]`` (invalid
-    markup) no longer raises and hides the line, and escape sequences are dropped."""
-    out = io.StringIO()
-    console = RunConsole()
-    console.console.file = out
-    console.console.force_terminal = True
-    console.print("submission 4: failed (\x1b[2K [/autorl][bold] x)")
-    text = out.getvalue()
-    assert "submission 4: failed" in text and "[/autorl]" in text and "\x1b[2K" not in text

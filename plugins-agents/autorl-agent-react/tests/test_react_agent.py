@@ -15,7 +15,7 @@ from autorl_agent_react.tools import TOOL_SPECS, Tools, truncate
 from autorl_agent_react.trajectory import TrajectoryWriter, read_trajectory
 from autorl_llm.drivers import DriverCallLog, open_driver
 from autorl_llm.gateway import Gateway
-from autorl_testing import conformance
+from autorl_testing import agent_context, conformance
 
 from autorl.errors import ConfigError
 from autorl.types import AgentContext
@@ -26,23 +26,7 @@ TOKEN = "run-token-react"
 def context(
     tmp_path: Path, driver: str | None = "scripted/x.yaml", **options: object
 ) -> AgentContext:
-    workspace = tmp_path / "workspace"
-    (workspace / "code").mkdir(parents=True, exist_ok=True)
-    return AgentContext(
-        workspace=workspace,
-        home=tmp_path / "home",
-        task="gsm8k",
-        description="d",
-        instructions="i",
-        grader_url="http://127.0.0.1:9",
-        token=TOKEN,
-        budget_seconds=60.0,
-        max_submissions=3,
-        driver=driver,
-        gateway_url="http://127.0.0.1:8" if driver else None,
-        python=sys.executable,
-        options=options,
-    )
+    return agent_context(tmp_path, token=TOKEN, driver=driver, options=options)
 
 
 class TestReactConformance(conformance.AgentConformance):
@@ -188,8 +172,9 @@ def test_loop_stops_when_the_gateway_refuses_for_budget(tmp_path: Path) -> None:
 
 def test_a_run_without_a_driver_fails_before_any_work(tmp_path: Path) -> None:
     """The engine reads the agent spec's ``driver: True``: no baseline is computed for nothing."""
+    from autorl_runner.run import Run
+
     from autorl.config import RunConfig
-    from autorl.engine.run import Run
 
     run = Run(RunConfig(agent="react", model="tiny", runs_dir=tmp_path / "runs"), quiet=True)
     with pytest.raises(ConfigError, match="agent 'react' needs a driver LLM"):

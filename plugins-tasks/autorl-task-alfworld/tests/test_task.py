@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from autorl_runner.workspace import build_workspace, make_writable
 from autorl_task_alfworld import official, protocol
 from autorl_task_alfworld.prompt import (
     EXAMPLE_CLEAN,
@@ -19,7 +20,6 @@ from autorl_task_alfworld.task import DATA_ENV, AlfWorldTask, parse_options
 from autorl_testing import conformance
 from react_examples import write_examples
 
-from autorl.engine.workspace import build_workspace, make_writable
 from autorl.errors import ConfigError
 from autorl.types import PreparedTask, TaskContext
 

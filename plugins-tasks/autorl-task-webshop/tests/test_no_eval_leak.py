@@ -9,10 +9,10 @@ import sys
 
 import pytest
 from autorl_grading.component import Grading
+from autorl_runner.workspace import build_workspace, instructions, make_writable
 from autorl_task_webshop.catalog import load_goals
 from autorl_task_webshop.task import DATA_DIR, WebShopTask
 
-from autorl.engine.workspace import build_workspace, instructions, make_writable
 from autorl.types import TaskContext
 
 

@@ -16,9 +16,9 @@ from autorl_analysis.analyse import analyse
 from autorl_analysis.report import AnalysisReport
 from autorl_grading.checkpoints import tensor_hash
 from autorl_report_basic.report import BasicReport
+from autorl_runner.finish import contribute
 from safetensors.numpy import save_file
 
-from autorl.engine.finish import contribute
 from autorl.registry import Registry
 
 HOSTILE = (

@@ -16,9 +16,8 @@ from pathlib import Path
 from autorl_grading.app import create_app
 from autorl_grading.server import GradingServer
 from autorl_grading.service import GradingService
-
-from autorl.engine.budget import BudgetClock
-from autorl.engine.records_io import SubmissionLog
+from autorl_runner.budget import BudgetClock
+from autorl_runner.records_io import SubmissionLog
 
 
 def main() -> None:

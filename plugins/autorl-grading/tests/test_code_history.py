@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from autorl_grading import history as history_mod
 from autorl_grading.history import CodeHistory
-
-from autorl.engine.diskwatch import agent_roots, disk_usage
+from autorl_runner.diskwatch import agent_roots, disk_usage
 
 
 def _git(git_dir: Path, *args: str) -> str:

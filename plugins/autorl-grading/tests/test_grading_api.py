@@ -179,9 +179,8 @@ def test_no_endpoint_sets_the_baseline_or_writes_scores(grader: Grader) -> None:
 def test_budget_shows_gpu_hours_and_excluded_evaluation_time(grader: Grader) -> None:
     """What the agent reads at /budget: its GPU-hours (the engine's meter) and the time given
     back when evaluation is not charged, with the deadline moved back by it."""
+    from autorl_runner.gpus import GpuMeter
     from autorl_testing.gpus import FakeProbe
-
-    from autorl.engine.gpus import GpuMeter
 
     meter = GpuMeter(FakeProbe("0=100"), [0], limit_hours=2.0)
     meter.sample(1800)

@@ -15,11 +15,10 @@ import pytest
 from autorl_grading.app import create_app
 from autorl_grading.server import GradingServer
 from autorl_grading.service import GradingService
+from autorl_runner.budget import BudgetClock
+from autorl_runner.records_io import SubmissionLog
 from autorl_testing.checkpoints import write_checkpoint
 from autorl_testing.grading import LiveGrader
-
-from autorl.engine.budget import BudgetClock
-from autorl.engine.records_io import SubmissionLog
 
 MARKER = "ECHO-MARKER"
 

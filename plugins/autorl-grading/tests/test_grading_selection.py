@@ -10,10 +10,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from autorl_runner.budget import BudgetClock
+from autorl_runner.records_io import SubmissionLog, read_submission_log
 from autorl_testing.checkpoints import write_checkpoint
 
-from autorl.engine.budget import BudgetClock
-from autorl.engine.records_io import SubmissionLog, read_submission_log
 from autorl.types import CheckpointInfo
 
 TOKEN = "selection-token"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from autorl_hf.model import HFDirectoryModel
 from autorl_model_tiny.model import WEIGHTS_DIR
+from autorl_runner.setup import resolve_model
 from autorl_testing.conformance import ModelConformance
 from autorl_testing.helpers import registry_with
 
-from autorl.engine.setup import resolve_model
 from autorl.errors import ConfigError
 
 

@@ -7,10 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from autorl_runner.console import RunConsole
 from autorl_sandbox_common.logpipe import LogPipe
 from rich.console import Console
-
-from autorl.engine.console import RunConsole
 
 
 def test_a_hostile_agent_line_reaches_a_real_terminal_inert(tmp_path: Path) -> None:

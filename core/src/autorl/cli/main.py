@@ -18,12 +18,9 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "plugins": ("autorl.cli.info:plugins", "List installed plugins, or diagnose broken ones."),
     "list": ("autorl.cli.info:list_components", "List the components of one kind."),
     "show": ("autorl.cli.info:show", "Resolve one component by name and show its spec."),
-    "run": ("autorl.cli.run:run", "Run an agent on a task under a budget, and report."),
-    "prepare": (
-        "autorl.cli.run:prepare",
-        "Fill the caches (task data, converted models) for offline runs.",
-    ),
 }
+"""Plugin host commands; ``run`` and ``prepare`` come from the run engine (``autorl-runner``),
+``report`` and ``runs`` from ``autorl-records``, like any plugin's commands."""
 
 
 def _debug() -> bool:

@@ -16,7 +16,7 @@ has no finished cell of that task and model to measure it from."""
 
 
 def _pairs(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
-    from autorl.cli.run import parse_options
+    from autorl_runner.cli import parse_options
 
     return parse_options(pairs, flag)
 

@@ -1,7 +1,7 @@
 """Every cell checked before any runs: names against the registry, options against each
 component's options model, the driver built (so a missing key fails now, not hours later).
 
-The same resolution `autorl run` does before its baseline (:func:`autorl.engine.setup.resolve`)
+The same resolution `autorl run` does before its baseline (:func:`autorl_runner.setup.resolve`)
 runs for each distinct combination of components; option tables are checked with the models
 the components declare (``Options``). Nothing is prepared or evaluated: a 16-cell check takes
 seconds.
@@ -41,7 +41,7 @@ def _options_model(component: Any) -> type[OptionsModel] | None:
 
 def check_cell(config: RunConfig, registry: Any, cache: dict[str, Problem | None]) -> list[Problem]:
     """The problems of one cell's config (empty when it would start)."""
-    from autorl.engine.setup import resolve
+    from autorl_runner.setup import resolve
 
     problems: list[Problem] = []
     components = (

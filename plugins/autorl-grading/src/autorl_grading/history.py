@@ -12,7 +12,7 @@ Every snapshot is bounded (:data:`MAX_FILE_BYTES`, :data:`MAX_SNAPSHOT_BYTES`,
 :data:`MAX_ENTRIES`, :data:`MAX_HISTORY_BYTES`); what it left out is appended to
 ``code-history.omitted.jsonl`` next to the repository (see :meth:`CodeHistory.snapshot`) and is
 returned by :meth:`CodeHistory.last_omissions`. The repository counts toward the workspace disk
-limit (:mod:`autorl.engine.diskwatch`).
+limit (:mod:`autorl_runner.diskwatch`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from autorl.engine.diskwatch import disk_usage
+from autorl_runner.diskwatch import disk_usage
 
 MAX_FILE_BYTES = 8 * 1024**2
 """A file larger than this is left out (``too_large``), judged by size before it is read."""

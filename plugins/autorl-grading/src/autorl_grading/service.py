@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autorl.engine.budget import BudgetClock
-from autorl.engine.records_io import SubmissionLog, utc_now
+from autorl_runner.budget import BudgetClock
+from autorl_runner.records_io import SubmissionLog, utc_now
+
 from autorl.events import SubmissionEvent
 from autorl_grading import fingerprint, reasons
 from autorl_grading.checkpoints import (

@@ -1,7 +1,7 @@
 """The ``hf`` model: a local Hugging Face directory, or a hub id when online.
 
 The engine gives it every ``--model`` that looks like a path or starts with ``hf:``
-(``autorl.engine.setup.resolve_model``); huggingface_hub is imported only to download."""
+(``autorl_runner.setup.resolve_model``); huggingface_hub is imported only to download."""
 
 from __future__ import annotations
 

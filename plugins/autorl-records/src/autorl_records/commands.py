@@ -41,7 +41,8 @@ DEFAULT_RUNS_DIR = Path("runs")
 )
 def report(run_dir: Path, reports: tuple[str, ...], out_dir: Path | None) -> None:
     """Re-render the report of a run (finished, crashed or in progress) from its records."""
-    from autorl.engine.finish import contribute
+    from autorl_runner.finish import contribute
+
     from autorl.registry import get_registry
     from autorl_records.records import load_run
 

@@ -22,9 +22,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from autorl_runner.records_io import read_submission_log
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from autorl.engine.records_io import read_submission_log
 from autorl.errors import AutorlError
 from autorl_records.logs import driver_call_summary
 

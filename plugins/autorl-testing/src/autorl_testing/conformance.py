@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from autorl.kinds import KINDS
 from autorl_testing.helpers import (
     HEAVY_MODULES,
+    agent_context,
     heavy_modules_imported_by,
     load_module,
     plugin_name_of,
@@ -301,26 +301,8 @@ class AgentConformance(PluginConformance):
     driver: ClassVar[str | None] = None
 
     def agent_context(self, tmp_path: Path) -> Any:
-        from autorl.types import AgentContext
-
-        workspace = tmp_path / "workspace"
-        for sub in ("code", "data", "output", "models"):
-            (workspace / sub).mkdir(parents=True, exist_ok=True)
-        (workspace / "description.md").write_text("Train the model.\n", encoding="utf-8")
-        return AgentContext(
-            workspace=workspace,
-            home=tmp_path / "home",
-            task="conformance",
-            description="Train the model.",
-            instructions="Submit checkpoints to the grading API.",
-            grader_url="http://127.0.0.1:9/",
-            token="conformance-token",
-            budget_seconds=60.0,
-            max_submissions=3,
-            driver=self.driver,
-            gateway_url="http://127.0.0.1:9/" if self.driver else None,
-            python=sys.executable,
-            options=self.agent_options,
+        return agent_context(
+            tmp_path, task="conformance", driver=self.driver, options=self.agent_options
         )
 
     def test_launch_is_well_formed(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -665,9 +647,9 @@ class GraderConformance(PluginConformance):
 
     def test_serves_the_api_on_loopback_with_the_token(self, tmp_path: Path) -> None:
         import httpx
+        from autorl_runner.budget import BudgetClock
+        from autorl_runner.records_io import SubmissionLog
 
-        from autorl.engine.budget import BudgetClock
-        from autorl.engine.records_io import SubmissionLog
         from autorl_testing.grading import write_sparse_checkpoint
 
         base = write_sparse_checkpoint(tmp_path / "base", 64)

@@ -12,8 +12,9 @@ import threading
 import time
 from pathlib import Path
 
-from autorl.engine.budget import BudgetClock
-from autorl.engine.records_io import SubmissionLog
+from autorl_runner.budget import BudgetClock
+from autorl_runner.records_io import SubmissionLog
+
 from autorl.types import CheckpointInfo
 
 

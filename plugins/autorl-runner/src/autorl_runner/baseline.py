@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from autorl.digest import json_digest, short
-from autorl.engine.records_io import write_json
 from autorl.paths import cache_dir
+from autorl_runner.records_io import write_json
 
 
 def baseline_key(

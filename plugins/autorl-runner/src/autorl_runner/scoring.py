@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autorl.engine.baseline import baseline_key, cached_baseline
-from autorl.engine.console import RunConsole
-from autorl.engine.records_io import write_json
-from autorl.engine.setup import Setup
 from autorl.errors import EvaluationTimeout
 from autorl.types import CheckpointInfo, EvalRequest, ProgressFn
+from autorl_runner.baseline import baseline_key, cached_baseline
+from autorl_runner.console import RunConsole
+from autorl_runner.records_io import write_json
+from autorl_runner.setup import Setup
 
 DEFAULT_BASELINE_SECONDS = 60.0
 """The baseline's evaluation time assumed when its record has none (an old cache entry)."""
@@ -217,7 +217,7 @@ def _diff(a: float | None, b: float | None) -> float | None:
 def scored_submissions(run_dir: Path) -> dict[int, dict[str, Any]]:
     """Each scored submission's last record (score, n, metrics) from the harness's own
     submissions log, never from anything the agent wrote."""
-    from autorl.engine.records_io import read_submission_log
+    from autorl_runner.records_io import read_submission_log
 
     merged: dict[int, dict[str, Any]] = {}
     for entry in read_submission_log(run_dir / "submissions.jsonl"):

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autorl.engine.budget import BudgetClock
-from autorl.engine.console import agent_text
-from autorl.engine.context import RunContext
-from autorl.engine.diskwatch import DiskWatch, agent_roots
-from autorl.engine.records_io import write_json
-from autorl.engine.workspace import build_workspace, instructions
 from autorl.protocols import CodeSnapshots, EgressProxy, GradingService, ServedGateway
 from autorl.types import AgentContext, AgentLaunch, Forward, SandboxRequest
+from autorl_runner.budget import BudgetClock
+from autorl_runner.console import agent_text
+from autorl_runner.context import RunContext
+from autorl_runner.diskwatch import DiskWatch, agent_roots
+from autorl_runner.records_io import write_json
+from autorl_runner.workspace import build_workspace, instructions
 
 PASS_THROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_NUM_THREADS", "TZ")
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -177,7 +177,7 @@ class AgentPhase:
         gpus, limit = self.config.limits.gpus, self.config.budget.max_gpu_hours
         if not gpus:
             return None
-        from autorl.engine.gpus import GpuMeter
+        from autorl_runner.gpus import GpuMeter
 
         meter = GpuMeter(self.parts.gpu_probe, gpus, limit).start()
         clock.meters["gpu"] = meter.snapshot

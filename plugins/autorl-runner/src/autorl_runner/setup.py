@@ -28,12 +28,12 @@ from typing import Any
 from autorl.config import RunConfig, ScoringConfig
 from autorl.contracts import prepared_contract
 from autorl.digest import file_digest, installed_digest, json_digest
-from autorl.engine.console import RunConsole
-from autorl.engine.records_io import utc_now, write_json
 from autorl.errors import AutorlError, ConfigError
 from autorl.paths import cache_dir, task_cache_dir, task_cache_key
 from autorl.registry import Registry
 from autorl.types import Limits, ModelInfo, PreparedTask, TaskContext
+from autorl_runner.console import RunConsole
+from autorl_runner.records_io import utc_now, write_json
 
 SERVICES: dict[str, tuple[str, str]] = {
     "grader": ("api", "autorl-grading (checkpoint intake and the grading API)"),
@@ -162,7 +162,7 @@ def gpu_plan(config: RunConfig) -> tuple[Any, str]:
     the machine before any work."""
     if not config.limits.gpus and not config.grader.gpus:
         return None, config.device
-    from autorl.engine import gpus
+    from autorl_runner import gpus
 
     probe = gpus.load_probe()
     return probe, gpus.plan(config.limits.gpus, config.grader.gpus, config.device, probe)

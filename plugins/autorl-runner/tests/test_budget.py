@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from autorl.engine.budget import BudgetClock
+from autorl_runner.budget import BudgetClock
 
 
 def test_warnings_fire_once_each_and_expiry() -> None:

@@ -3,7 +3,7 @@ through NVML and budgeted like driver tokens and cost.
 
 GPU numbers are device-node numbers (``/dev/nvidiaN``, nvidia-smi's "Minor Number"): that is
 what the sandboxes bind. NVML is read through ``nvidia-ml-py`` (``pip install
-autorl[gpu]``), imported only by a run that names GPUs. ``AUTORL_GPU_PROBE=module:Class``
+autorl-runner[gpu]``), imported only by a run that names GPUs. ``AUTORL_GPU_PROBE=module:Class``
 replaces NVML with another probe (a cluster's own telemetry, or the fake device lists of the
 tests); it is read from the harness's environment, which the agent never sees.
 """
@@ -45,7 +45,8 @@ class NvmlProbe:
             raise ConfigError(
                 "the run names GPUs but nvidia-ml-py is not installed: GPU time is metered "
                 "through NVML",
-                hint="pip install 'autorl[gpu]' (nvidia-ml-py), or drop limits.gpus/grader.gpus",
+                hint="pip install 'autorl-runner[gpu]' (nvidia-ml-py), or drop "
+                "limits.gpus/grader.gpus",
             ) from None
         try:
             pynvml.nvmlInit()

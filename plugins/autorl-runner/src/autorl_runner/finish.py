@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from autorl.engine.console import RunConsole
-from autorl.engine.records_io import EventLog, write_json
-from autorl.engine.setup import Setup
 from autorl.events import RunEndEvent
 from autorl.registry import Registry
+from autorl_runner.console import RunConsole
+from autorl_runner.records_io import EventLog, write_json
+from autorl_runner.setup import Setup
 
 CONTRIBUTIONS = "contributions"
 """The run directory's folder of plugins' contributions to the record, one JSON each."""

@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from autorl.config import RunConfig
-from autorl.engine.budget import BudgetClock
-from autorl.engine.console import RunConsole
-from autorl.engine.context import RunContext
-from autorl.engine.finish import finish
-from autorl.engine.records_io import EventLog, read_submission_log, utc_now
-from autorl.engine.run import Run, RunOutcome, empty_scoring, sealed_scoring
-from autorl.engine.setup import Setup, prepare, resolve
 from autorl.errors import AutorlError, ConfigError
 from autorl.protocols import GradingService
 from autorl.registry import Registry
+from autorl_runner.budget import BudgetClock
+from autorl_runner.console import RunConsole
+from autorl_runner.context import RunContext
+from autorl_runner.finish import finish
+from autorl_runner.records_io import EventLog, read_submission_log, utc_now
+from autorl_runner.run import Run, RunOutcome, empty_scoring, sealed_scoring
+from autorl_runner.setup import Setup, prepare, resolve
 
 
 def _read(path: Path) -> dict[str, Any] | None:

@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from autorl.config import RunConfig
-from autorl.engine.budget import BudgetClock
-from autorl.engine.console import RunConsole
-from autorl.engine.finish import observed
-from autorl.engine.records_io import EventLog, SubmissionLog
-from autorl.engine.scoring import Scorer
-from autorl.engine.setup import Components, Setup
 from autorl.events import SubmissionEvent
 from autorl.protocols import CodeSnapshots
 from autorl.registry import Registry
+from autorl_runner.budget import BudgetClock
+from autorl_runner.console import RunConsole
+from autorl_runner.finish import observed
+from autorl_runner.records_io import EventLog, SubmissionLog
+from autorl_runner.scoring import Scorer
+from autorl_runner.setup import Components, Setup
 
 
 @dataclass

@@ -24,16 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from autorl.config import RunConfig
-from autorl.engine.agent_phase import AgentPhase
-from autorl.engine.console import RunConsole
-from autorl.engine.context import RunContext
-from autorl.engine.finish import finish, observed
-from autorl.engine.records_io import EventLog, utc_now
-from autorl.engine.scoring import Scorer, SealedScoringError, final_scoring
-from autorl.engine.setup import Components, Setup, prepare, resolve, resolve_model, write_manifest
 from autorl.errors import AutorlError, ConfigError
 from autorl.events import RunStartEvent
 from autorl.registry import Registry, get_registry
+from autorl_runner.agent_phase import AgentPhase
+from autorl_runner.console import RunConsole
+from autorl_runner.context import RunContext
+from autorl_runner.finish import finish, observed
+from autorl_runner.records_io import EventLog, utc_now
+from autorl_runner.scoring import Scorer, SealedScoringError, final_scoring
+from autorl_runner.setup import Components, Setup, prepare, resolve, resolve_model, write_manifest
 
 __all__ = ["Run", "RunOutcome", "resolve_model", "resume", "run"]
 
@@ -275,7 +275,7 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 
 def resume(run_dir: Path, registry: Registry | None = None, quiet: bool = False) -> RunOutcome:
-    """Finish a run whose harness died: see :mod:`autorl.engine.resume`."""
-    from autorl.engine.resume import resume_run
+    """Finish a run whose harness died: see :mod:`autorl_runner.resume`."""
+    from autorl_runner.resume import resume_run
 
     return resume_run(Path(run_dir), registry=registry, quiet=quiet)

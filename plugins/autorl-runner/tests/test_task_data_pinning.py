@@ -8,9 +8,9 @@ import random
 from pathlib import Path
 
 import pytest
+from autorl_runner import setup as setup_mod
+from autorl_runner.setup import PINNED_DIR, pin_splits, split_digest
 
-from autorl.engine import setup as setup_mod
-from autorl.engine.setup import PINNED_DIR, pin_splits, split_digest
 from autorl.errors import AutorlError, ConfigError
 from autorl.paths import task_cache_dir, task_cache_key
 from autorl.types import PreparedTask, TaskContext

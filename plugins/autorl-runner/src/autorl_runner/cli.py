@@ -124,7 +124,7 @@ def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags:
                 "--resume takes no other run options: the run's manifest holds its config",
                 hint=f"drop {', '.join('--' + k.replace('_', '-') for k in given) or '--config'}",
             )
-        from autorl.engine.run import resume
+        from autorl_runner.run import resume
 
         _report(resume(resume_dir, quiet=quiet))
         return
@@ -169,7 +169,7 @@ def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags:
 def _execute(config: Any, quiet: bool) -> Any:
     import os
 
-    from autorl.engine.run import run as execute
+    from autorl_runner.run import run as execute
 
     if config.engine is not None:  # the model layer (autorl-hf) reads it at each evaluation
         os.environ["AUTORL_GENERATION_BACKEND"] = config.engine
@@ -205,10 +205,10 @@ def _report(outcome: Any) -> None:
 def prepare(tasks: tuple[str, ...], models: tuple[str, ...]) -> None:
     """Fill the caches (task data, converted models) so later runs need no network."""
     from autorl.config import DEFAULT_MODEL, DEFAULT_TASK
-    from autorl.engine.run import resolve_model
     from autorl.paths import cache_dir, task_cache_dir
     from autorl.registry import get_registry
     from autorl.types import TaskContext
+    from autorl_runner.run import resolve_model
 
     registry = get_registry()
     for name in tasks or (DEFAULT_TASK,):

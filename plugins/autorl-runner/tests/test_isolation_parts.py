@@ -8,8 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from autorl.engine.diskwatch import DiskWatch, disk_usage
+from autorl_runner.diskwatch import DiskWatch, disk_usage
 
 
 def test_disk_usage_counts_allocated_blocks(tmp_path: Path) -> None:
@@ -24,7 +23,7 @@ def test_disk_usage_counts_allocated_blocks(tmp_path: Path) -> None:
 def test_disk_watch_flags_a_workspace_over_its_cap(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("autorl.engine.diskwatch.INTERVAL_S", 0.05)
+    monkeypatch.setattr("autorl_runner.diskwatch.INTERVAL_S", 0.05)
     watch = DiskWatch((tmp_path,), cap_gb=1 / 1024).start()  # 1 MiB
     (tmp_path / "big.bin").write_bytes(os.urandom(3 * 1024**2))
     for _ in range(100):
@@ -41,7 +40,7 @@ def test_a_run_dir_too_deep_for_socket_paths_gets_a_short_state_dir(tmp_path: Pa
     """AF_UNIX paths hold 107 bytes: a campaign's deep run directory must not fail the run."""
     import socket
 
-    from autorl.engine.agent_phase import state_dir_for
+    from autorl_runner.agent_phase import state_dir_for
 
     shallow = tmp_path / "r"
     assert state_dir_for(shallow) == shallow / "sandbox"

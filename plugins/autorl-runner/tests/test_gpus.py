@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
+from autorl_runner.budget import BudgetClock
+from autorl_runner.gpus import GpuMeter, NvmlProbe, load_probe, plan
 from autorl_testing.gpus import FakeProbe
 
 from autorl.config import load_config
-from autorl.engine.budget import BudgetClock
-from autorl.engine.gpus import GpuMeter, NvmlProbe, load_probe, plan
 from autorl.errors import ConfigError
 
 
