@@ -119,6 +119,28 @@ def _tools(
     return tools, dropped
 
 
+def _append_turn(
+    messages: list[dict[str, Any]],
+    assistant: bool,
+    texts: list[str],
+    calls: list[dict[str, Any]],
+    results: list[dict[str, Any]],
+) -> None:
+    """One turn of a block-based format (Anthropic, Gemini) as chat messages: an assistant
+    message with its tool calls, or the tool results then the user's text (none when the turn
+    held only results)."""
+    text = "".join(texts)
+    if assistant:
+        out: dict[str, Any] = {"role": "assistant", "content": text}
+        if calls:
+            out["tool_calls"] = calls
+        messages.append(out)
+        return
+    messages.extend(results)
+    if text or not results:
+        messages.append({"role": "user", "content": text})
+
+
 def _build(
     api: str,
     body: Mapping[str, Any],
@@ -289,16 +311,7 @@ def parse_anthropic(body: Mapping[str, Any]) -> ParsedRequest:
                 )
             else:
                 texts.append(flatten(block))
-        if role == "assistant":
-            out: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
-            if calls:
-                out["tool_calls"] = calls
-            messages.append(out)
-        else:
-            messages.extend(results)
-            text = "".join(texts)
-            if text or not results:
-                messages.append({"role": "user", "content": text})
+        _append_turn(messages, role == "assistant", texts, calls, results)
 
     return _build(
         "anthropic",
@@ -373,15 +386,7 @@ def parse_gemini(body: Mapping[str, Any], model_action: str) -> ParsedRequest:
                 texts.append(str(part["text"]))
             else:
                 texts.append(f"[{next(iter(part), 'part')} omitted]")
-        if turn.get("role") == "model":
-            out: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
-            if calls:
-                out["tool_calls"] = calls
-            messages.append(out)
-        else:
-            messages.extend(results)
-            if texts or not results:
-                messages.append({"role": "user", "content": "".join(texts)})
+        _append_turn(messages, turn.get("role") == "model", texts, calls, results)
     tools, dropped = [], []
     for tool in _list(body.get("tools"), "tools"):
         decls = tool.get("functionDeclarations") if isinstance(tool, Mapping) else None
