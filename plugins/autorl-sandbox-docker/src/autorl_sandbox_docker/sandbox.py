@@ -138,19 +138,24 @@ def harness_labels(run_id: str) -> dict[str, str]:
     }
 
 
-def _harness_alive(labels: dict[str, str]) -> bool:
-    try:
-        pid = int(labels.get(LABEL_PID) or 0)
-    except ValueError:
-        return False
-    if pid <= 0:
-        return False
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         pass
+    return True
+
+
+def _harness_alive(labels: dict[str, str]) -> bool:
+    try:
+        pid = int(labels.get(LABEL_PID) or 0)
+    except ValueError:
+        return False
+    if pid <= 0 or not pid_alive(pid):
+        return False
     started = labels.get(LABEL_START)
     return not started or _start_ticks(pid) == started
 

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from autorl_sandbox_docker.sandbox import pid_alive
+
 DATA_ROOT = Path("/var/lib/autorl-docker-test")
 INSTALL = (
     "needs a Docker daemon: as root, `apt-get install -y docker.io` (then these tests start a "
@@ -53,16 +55,6 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
 def _clear_stale() -> None:
     """Directories of earlier sessions whose pytest (and daemon) are gone."""
     for base in (*DATA_ROOT.glob("s*"), *Path("/run").glob("adt-*")):
@@ -70,7 +62,7 @@ def _clear_stale() -> None:
             owner = int(base.name.lstrip("s").removeprefix("adt-"))
         except ValueError:
             continue
-        if owner != os.getpid() and not _pid_alive(owner):
+        if owner != os.getpid() and not pid_alive(owner):
             shutil.rmtree(base, ignore_errors=True)
 
 
