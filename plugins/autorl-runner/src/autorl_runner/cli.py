@@ -71,7 +71,7 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
     "--report",
     "reports",
     multiple=True,
-    help="Report plugin(s) to render (default: basic).",
+    help="Report plugin(s) to render; repeat for several (default: basic and analysis).",
 )
 @click.option("--device", help="auto, cpu or cuda (evaluation).")
 @click.option(
