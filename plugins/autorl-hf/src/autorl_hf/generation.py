@@ -229,28 +229,17 @@ def generate(
     directory (then ``tokenizer`` may be None): a directory is served by vLLM when it is
     installed and a CUDA GPU is present, else loaded with transformers.
     """
+    options: dict[str, Any] = {
+        "max_new_tokens": max_new_tokens,
+        "batch_size": batch_size,
+        "temperature": temperature,
+        "stop": stop,
+        "seed": seed,
+        "progress": progress,
+    }
     if isinstance(model, str | Path):
-        return Generator(model).generate(
-            prompts,
-            max_new_tokens=max_new_tokens,
-            batch_size=batch_size,
-            temperature=temperature,
-            stop=stop,
-            seed=seed,
-            progress=progress,
-        )
-    completions = generate_completions(
-        model,
-        tokenizer,
-        prompts,
-        max_new_tokens=max_new_tokens,
-        batch_size=batch_size,
-        temperature=temperature,
-        stop=stop,
-        seed=seed,
-        progress=progress,
-    )
-    return [c.text for c in completions]
+        return Generator(model).generate(prompts, **options)
+    return [c.text for c in generate_completions(model, tokenizer, prompts, **options)]
 
 
 def generate_one_by_one(
