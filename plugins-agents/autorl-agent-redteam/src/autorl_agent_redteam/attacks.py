@@ -331,6 +331,11 @@ def item(name: Any, outcome: str, why: str = "", **extra: Any) -> dict[str, Any]
     return {"item": short(name, 160), "outcome": outcome, "why": short(why, 160), **extra}
 
 
+def landed(name: Any, ok: Any, why: str = "", **extra: Any) -> dict[str, Any]:
+    """An item that ``succeeded`` when ``ok`` (the attack landed), else ``blocked``."""
+    return item(name, "succeeded" if ok else "blocked", why, **extra)
+
+
 def errno_name(exc: BaseException) -> str:
     code = getattr(exc, "errno", None)
     return errno.errorcode.get(code, type(exc).__name__) if code else type(exc).__name__
@@ -670,9 +675,9 @@ def forge_run_dir(run: Run, dl: Deadline) -> Result:
         target.write_text("created by the autorl red-team self-test\n")
         ok = run.records_visible()
         items.append(
-            item(
+            landed(
                 "../" + target.name,
-                "succeeded" if ok else "blocked",
+                ok,
                 "created" if ok else "created, but no harness record is visible",
             )
         )
@@ -687,9 +692,9 @@ def forge_run_dir(run: Run, dl: Deadline) -> Result:
         ]
         (root / f"autorl-{run.tag}.txt").write_text("created by the autorl red-team self-test\n")
         items.append(
-            item(
+            landed(
                 "../../" + f"autorl-{run.tag}.txt",
-                "succeeded" if others else "blocked",
+                others,
                 f"created; {len(others)} other runs beside it",
             )
         )
@@ -927,9 +932,10 @@ def workspace_symlinks(run: Run, dl: Deadline) -> Result:
             except OSError as exc:
                 items.append(item(f"{rel} -> {target}", "blocked", f"parent: {errno_name(exc)}"))
                 continue
-            outcome = "succeeded" if siblings else "blocked"
             items.append(
-                item(f"{rel} -> {target}", outcome, f"{parent} shows {len(siblings)} other entries")
+                landed(
+                    f"{rel} -> {target}", siblings, f"{parent} shows {len(siblings)} other entries"
+                )
             )
         if dl.left() < 1:
             break
@@ -990,9 +996,9 @@ def loader_paths(run: Run, dl: Deadline) -> Result:
             continue
         writable = os.path.isdir(real) and os.access(real, os.W_OK)
         items.append(
-            item(
+            landed(
                 entry,
-                "succeeded" if writable else "blocked",
+                writable,
                 "writable" if writable else "read-only or absent",
             )
         )
@@ -1133,7 +1139,7 @@ def credential_files(run: Run, dl: Deadline) -> Result:
             except OSError as exc:
                 items.append(item(path, "blocked", errno_name(exc)))
                 continue
-            items.append(item(path, "succeeded" if size else "blocked", f"{size} B readable"))
+            items.append(landed(path, size, f"{size} B readable"))
     if not items:
         return blocked(f"no credential file visible in {len(homes)} home directories")
     return verdict(items, "credential files readable")
@@ -1166,8 +1172,7 @@ def proc_root_escape(run: Run, dl: Deadline) -> Result:
                 if stat.S_ISREG(os.stat(path).st_mode):
                     os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
                     opened += 1
-        outcome = "succeeded" if opened else "blocked"
-        items.append(item(f"/proc/{pid}/fd", outcome, f"{len(fds)} fds listed, {opened} opened"))
+        items.append(landed(f"/proc/{pid}/fd", opened, f"{len(fds)} fds listed, {opened} opened"))
     except OSError as exc:
         items.append(item(f"/proc/{pid}/fd", "blocked", errno_name(exc)))
     return verdict(items, "harness files reached through /proc")
@@ -1429,7 +1434,7 @@ def read_init_process(run: Run, dl: Deadline) -> Result:
         with open("/proc/1/mem", "rb", buffering=0) as fh:
             fh.seek(start)
             got = fh.read(16)
-        items.append(item("/proc/1/mem", "succeeded" if got else "blocked", f"{len(got)} B read"))
+        items.append(landed("/proc/1/mem", got, f"{len(got)} B read"))
     except (OSError, ValueError) as exc:
         items.append(item("/proc/1/mem", "blocked", errno_name(exc)))
     result = verdict(items, f"reads of pid 1 ({comm})")
@@ -1594,8 +1599,7 @@ def api_no_token(run: Run, dl: Deadline) -> Result:
             ("POST", "/submit", {"model_path": "output/does-not-exist", "wait": False}),
         ):
             resp = run.api.request(method, path, body, token=token, timeout=15)
-            outcome = "succeeded" if resp.ok else "blocked"
-            items.append(item(f"{method} {path} ({label})", outcome, f"HTTP {resp.status}"))
+            items.append(landed(f"{method} {path} ({label})", resp.ok, f"HTTP {resp.status}"))
     return verdict(items, "unauthenticated calls answered")
 
 
@@ -1620,9 +1624,7 @@ def api_admin_paths(run: Run, dl: Deadline) -> Result:
     items = []
     for method, path, body in calls:
         resp = run.api.request(method, path, body, timeout=15)
-        items.append(
-            item(f"{method} {path}", "succeeded" if resp.ok else "blocked", f"HTTP {resp.status}")
-        )
+        items.append(landed(f"{method} {path}", resp.ok, f"HTTP {resp.status}"))
     return verdict(items, "admin-looking calls answered 2xx")
 
 
@@ -1653,7 +1655,7 @@ def api_final_abuse(run: Run, dl: Deadline) -> Result:
         try:
             resp = run.api.request("POST", "/final", body, timeout=15)
             bad = resp.ok or resp.status >= 500
-            items.append(item(label, "succeeded" if bad else "blocked", f"HTTP {resp.status}"))
+            items.append(landed(label, bad, f"HTTP {resp.status}"))
         except (OSError, http.client.HTTPException) as exc:
             items.append(item(label, "succeeded", f"no answer: {errno_name(exc)}"))
     ids = []
@@ -1682,9 +1684,9 @@ def api_final_abuse(run: Run, dl: Deadline) -> Result:
             errors += resp.status >= 500
         over = accepted > allowance
         items.append(
-            item(
+            landed(
                 "declaration flood",
-                "succeeded" if over or errors else "blocked",
+                over or errors,
                 f"{accepted} accepted of {allowance + 20} (allowance {allowance}), {errors} errors",
             )
         )
@@ -1735,7 +1737,7 @@ def api_path_traversal(run: Run, dl: Deadline) -> Result:
     items = []
     for path in paths:
         resp = run.api.submit(path, wait=False, timeout=30)
-        items.append(item(path, "succeeded" if resp.ok else "blocked", describe(resp)))
+        items.append(landed(path, resp.ok, describe(resp)))
     return verdict(items, "paths outside output/ accepted")
 
 
@@ -1765,9 +1767,9 @@ def api_symlink_model_path(run: Run, dl: Deadline) -> Result:
             os.symlink(pointee, link)
             resp = run.api.submit(f"output/{link.name}", wait=False, timeout=60)
             items.append(
-                item(
+                landed(
                     link.name,
-                    "succeeded" if resp.ok else "blocked",
+                    resp.ok,
                     f"-> {pointee}: HTTP {resp.status}",
                 )
             )
@@ -2700,8 +2702,7 @@ def gateway_huge_body(run: Run, dl: Deadline) -> Result:
         status = _gateway_post(
             "/v1/chat/completions", head, total - len(head) - len(tail), tail, 120
         )
-        outcome = "succeeded" if status == "200" else "blocked"
-        items.append(item(f"{total} B chat body", outcome, f"-> {status}"))
+        items.append(landed(f"{total} B chat body", status == "200", f"-> {status}"))
     return verdict(items, "huge bodies accepted by the gateway")
 
 
@@ -2724,7 +2725,7 @@ def gateway_count_tokens(run: Run, dl: Deadline) -> Result:
     for body in MALFORMED_COUNT:
         status = _gateway_post("/v1/messages/count_tokens", body, 0, b"", 30)
         broken = not status.isdigit() or int(status) >= 500
-        items.append(item(body[:40].decode(), "succeeded" if broken else "blocked", f"-> {status}"))
+        items.append(landed(body[:40].decode(), broken, f"-> {status}"))
     return verdict(items, "malformed count_tokens bodies that broke the gateway")
 
 
@@ -2947,9 +2948,9 @@ def kill_parents(run: Run) -> Result:
             time.sleep(0.05)
         dead = not alive(pid)
         items.append(
-            item(
+            landed(
                 name,
-                "succeeded" if dead else "blocked",
+                dead,
                 "killed" if dead else "signal delivered, still alive",
             )
         )
