@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,7 @@ def test_cells_are_added_once_and_keep_their_results(tmp_path: Path) -> None:
     assert rows["a"]["axes"] == {"seed": 0} and rows["a"]["config"]["agent"] == "react"
     assert store.counts() == {
         "pending": 2,
+        "queued": 0,
         "running": 0,
         "completed": 1,
         "failed": 0,
@@ -51,19 +53,64 @@ def test_cells_are_added_once_and_keep_their_results(tmp_path: Path) -> None:
     store.close()
 
 
-def test_running_cells_of_a_dead_campaign_become_interrupted(tmp_path: Path) -> None:
+def write_run(run_dir: Path, run_json: dict) -> Path:
+    """The least of a run directory: its manifest and its run.json."""
+    run_dir.mkdir(parents=True)
+    (run_dir / "manifest.json").write_text(json.dumps({"run_id": run_dir.name, "config": {}}))
+    (run_dir / "run.json").write_text(json.dumps(run_json))
+    return run_dir
+
+
+def test_queued_cells_have_no_start_and_count_as_running_only_once_started(
+    tmp_path: Path,
+) -> None:
     store = CampaignStore(tmp_path)
-    store.add_cells([cell("a", 0)])
-    store.start("a", "a-1", tmp_path / "a-1")
-    store.close()  # the campaign process died here
-    again = open_store(tmp_path, must_exist=True)
-    assert again.mark_interrupted() == 1
-    row = again.cell("a")
-    assert row is not None and row["status"] == "interrupted" and "stopped" in row["error"]
-    again.start("a", "a-2", tmp_path / "a-2")
-    assert again.cell("a")["attempts"] == 2  # type: ignore[index]
+    store.add_cells([cell("a", 0), cell("b", 1)])
+    store.queue("a", "a-1", tmp_path / "runs" / "a-1")
+    store.queue("b", "b-1", tmp_path / "runs" / "b-1")
+    assert [(c["status"], c["started"], c["attempts"]) for c in store.cells()] == [
+        ("queued", None, 0),
+        ("queued", None, 0),
+    ]
+    assert store.start("a", "a-1", tmp_path / "runs" / "a-1", "2026-01-01T00:00:00Z")
+    assert not store.start("a", "a-1", tmp_path / "runs" / "a-1")  # once
+    assert store.counts()["running"] == 1 and store.counts()["queued"] == 1
+    assert store.unqueue() == 1  # the campaign stopped before b started
+    assert store.cell("b")["status"] == "pending"  # type: ignore[index]
     with pytest.raises(ValueError, match="unknown cell status"):
-        again.finish("a", status="done")
+        store.finish("a", status="done")
+    store.close()
+
+
+def test_a_stopped_campaign_s_cells_are_settled_from_what_their_runs_recorded(
+    tmp_path: Path,
+) -> None:
+    """The store follows the runs: a run that recorded completed is completed (never run
+    again), one whose harness died before recording its end is interrupted, a queued cell
+    that never started is pending."""
+    from autorl_campaign.runner import settle
+
+    runs = tmp_path / "runs"
+    store = CampaignStore(tmp_path)
+    store.add_cells([cell("a", 0), cell("b", 1), cell("c", 2), cell("d", 3)])
+    done = write_run(runs / "a-1", {"status": "completed", "end_reason": "agent_exit"})
+    dead = write_run(runs / "b-1", {"status": "running", "pid": 999999999})
+    for cid, run_dir in (("a", done), ("b", dead), ("c", runs / "c-1")):
+        store.queue(cid, run_dir.name, run_dir)
+        store.start(cid, run_dir.name, run_dir)
+    store.queue("d", "d-1", runs / "d-1")
+    store.close()  # the campaign process died here
+
+    again = open_store(tmp_path, must_exist=True)
+    assert settle(again, tmp_path / "logs") == {"completed": 1, "interrupted": 2}
+    rows = {c["cell_id"]: c for c in again.cells()}
+    assert rows["a"]["status"] == "completed" and rows["a"]["end_reason"] == "agent_exit"
+    assert rows["b"]["status"] == "interrupted" and rows["b"]["attempts"] == 1
+    assert rows["c"]["status"] == "interrupted" and "not found" in rows["c"]["error"]
+    assert (rows["d"]["status"], rows["d"]["started"]) == ("pending", None)
+    # a store that said failed for a run that completed (an older campaign) follows the run
+    again.finish("a", status="failed", results={"run_dir": str(done)}, error="exit 1")
+    assert settle(again, tmp_path / "logs") == {"completed": 1}
     again.close()
 
 

@@ -5,24 +5,50 @@ gateway and sandbox) and lets any executor run it: a pool thread, a Ray worker o
 The job is a module-level function of plain data, so it pickles. On Linux the child gets
 SIGTERM if its launcher dies (``PR_SET_PDEATHSIG``): killing a campaign stops its runs, which
 record themselves as interrupted, instead of leaving orphans that outlive it.
+
+The moment the child starts, the job writes ``logs/<run id>.child.json`` (its pid, start time,
+host, run directory): the campaign marks the cell ``running`` from it, and ``autorl campaign
+status`` checks from it that the run still lives (:mod:`autorl_campaign.liveness`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autorl.executors import Placement
+from autorl_campaign.liveness import child_path, write_child
 
 LOG_TAIL = 4000
+STOP_GRACE_S = 60.0
+"""How long a stopped cell's run may take to record itself (stop the agent, write run.json and
+the report) before it is killed."""
+
+_CHILDREN: set[subprocess.Popen[bytes]] = set()
+_CHILDREN_LOCK = threading.Lock()
+
+
+def stop_children() -> int:
+    """SIGTERM every cell's child running in this process (a campaign being stopped): each run
+    stops its agent and records itself ``interrupted``; the jobs then return as usual. Safe in
+    a signal handler (no waiting). Returns how many were signalled."""
+    with _CHILDREN_LOCK:
+        children = list(_CHILDREN)
+    for proc in children:
+        if proc.poll() is None:
+            with contextlib.suppress(OSError):
+                proc.send_signal(signal.SIGTERM)
+    return len(children)
 
 
 @dataclass(frozen=True)
@@ -106,31 +132,48 @@ def run_cell(job: CellJob, placement: Placement) -> dict[str, Any]:
         "--quiet",
     ]
     started = time.time()
+    run_dir = str(Path(job.runs_dir) / run_id)
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
             argv,
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            # its own process group: a Ctrl-C at the terminal reaches the campaign, which stops
+            # each run with SIGTERM (one signal, one way), not the runs behind its back
+            start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             env=env,
         )
+        with _CHILDREN_LOCK:
+            _CHILDREN.add(proc)
         try:
+            write_child(child_path(logs, job.run_id), run_id, run_dir, proc.pid, _iso(started))
             code = proc.wait()
         except BaseException:
             proc.terminate()
             try:
-                proc.wait(30)
+                proc.wait(STOP_GRACE_S)
             except subprocess.TimeoutExpired:
                 proc.kill()
             raise
+        finally:
+            with _CHILDREN_LOCK:
+                _CHILDREN.discard(proc)
     output = log_path.read_text(encoding="utf-8", errors="replace")
     return {
         "run_id": run_id,
-        "run_dir": str(Path(job.runs_dir) / run_id),
+        "run_dir": run_dir,
         "returncode": code,
         "seconds": round(time.time() - started, 2),
+        "ended": _iso(time.time()),
         "log": str(log_path),
         "tail": output[-LOG_TAIL:],
         "worker": placement.worker,
     }
+
+
+def _iso(epoch: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -10,10 +10,6 @@ import click
 
 from autorl.errors import ConfigError
 
-OVERHEAD_GUESS_S = 120.0
-"""Harness time per cell besides the agent's budget (baseline, grading, report) when the store
-has no finished cell of that task and model to measure it from."""
-
 
 def _pairs(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
     from autorl_runner.cli import parse_options
@@ -94,7 +90,16 @@ def run(
     if dry_run:
         _print_plan(camp)
         return
-    outcome = run_campaign(camp, resume=resume, registry=registry, say=click.echo)
+    try:
+        outcome = run_campaign(camp, resume=resume, registry=registry, say=click.echo)
+    except KeyboardInterrupt:
+        again = _resume_command(file, out, executor, executor_option, sets)
+        click.echo(
+            f"campaign {camp.name} stopped: each cell is stored as its run recorded it "
+            f"(autorl campaign status {camp.out_dir}); to run what is left:\n  {again}",
+            err=True,
+        )
+        raise SystemExit(130) from None
     click.echo(
         f"campaign {camp.name}: {outcome.completed} completed, {outcome.failed} failed, "
         f"{outcome.infra_error} infra_error, {outcome.skipped} skipped (finished before); "
@@ -103,62 +108,89 @@ def run(
     if outcome.infra_error:
         click.echo(
             f"{outcome.infra_error} cell(s) ended infra_error (the harness failed, not the "
-            f"agent): autorl campaign run {file} --resume runs them again"
+            f"agent): {_resume_command(file, out, executor, executor_option, sets)} runs them "
+            "again"
         )
     click.echo(f"compare: autorl compare {camp.out_dir}")
     if outcome.failed or outcome.infra_error:
         raise SystemExit(1)
 
 
-def _overheads(out_dir: Path) -> dict[tuple[str, str], float]:
-    """Measured harness time per (task, model) from finished cells of this campaign, if any."""
-    from datetime import datetime
+def _resume_command(
+    file: Path,
+    out: Path | None,
+    executor: str | None,
+    executor_option: tuple[str, ...],
+    sets: tuple[str, ...],
+) -> str:
+    """The command that resumes this campaign, with the flags it was started with."""
+    import shlex
 
-    from autorl_campaign.store import STORE_NAME, CampaignStore
-
-    if not (out_dir / STORE_NAME).is_file():
-        return {}
-    store = CampaignStore(out_dir)
-    try:
-        rows = store.cells("completed")
-    finally:
-        store.close()
-    seen: dict[tuple[str, str], list[float]] = {}
-    for row in rows:
-        try:
-            took = (
-                datetime.fromisoformat(row["ended"].replace("Z", "+00:00"))
-                - datetime.fromisoformat(row["started"].replace("Z", "+00:00"))
-            ).total_seconds()
-        except (AttributeError, TypeError, ValueError):
-            continue
-        seen.setdefault((row["task"], row["model"]), []).append(
-            max(0.0, took - (row["agent_seconds"] or 0.0))
-        )
-    return {k: sum(v) / len(v) for k, v in seen.items()}
+    argv = ["autorl", "campaign", "run", str(file), "--resume"]
+    if out is not None:
+        argv += ["--out", str(out)]
+    if executor:
+        argv += ["--executor", executor]
+    for flag, values in (("--executor-option", executor_option), ("--set", sets)):
+        for value in values:
+            argv += [flag, value]
+    return shlex.join(argv)
 
 
 def _nothing(item: Any, placement: Any) -> None:
     """A job for checking an executor's options (never called: there are no items)."""
 
 
+def _plan_state(camp: Any) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """Each cell's status now and the store's rows, if the campaign directory has a store
+    (read-only: a dry run writes nothing); empty for a new campaign."""
+    from autorl_campaign.liveness import runner_alive
+    from autorl_campaign.runner import observed_status
+    from autorl_campaign.store import STORE_NAME, open_store
+
+    out = Path(camp.out_dir)
+    if not (out / STORE_NAME).is_file():
+        return {}, []
+    store = open_store(out, read_only=True)
+    try:
+        meta, rows = store.meta(), store.cells()
+    finally:
+        store.close()
+    up = bool(runner_alive(meta))
+    return {r["cell_id"]: observed_status(r, up, out / "logs") for r in rows}, rows
+
+
 def _print_plan(camp: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    measured = _overheads(Path(camp.out_dir))
-    table = Table(title=f"campaign {camp.name}: {len(camp.cells)} cells", title_justify="left")
-    for column in ("#", "cell", *camp.axes, "rep", "cpus", "gpus", "budget", "est."):
+    from autorl_campaign import estimate
+    from autorl_campaign.runner import RESUMABLE
+
+    out = Path(camp.out_dir)
+    state, rows = _plan_state(camp)
+    history = estimate.History()
+    estimate.from_store(rows, out / "logs", history)
+    estimate.from_results(estimate.results_files(out), history)
+    todo = [c for c in camp.cells if state.get(c.cell_id, "pending") in RESUMABLE]
+    title = f"campaign {camp.name}: {len(camp.cells)} cells"
+    if not todo:
+        title += ": all finished or running, --resume would run none"
+    elif len(todo) < len(camp.cells):
+        title += f", {len(todo)} left to run (what --resume runs)"
+    table = Table(title=title, title_justify="left")
+    for column in ("#", "cell", *camp.axes, "rep", "cpus", "gpus", "budget", "est.", "now"):
         table.add_column(column, overflow="fold")
-    total = 0.0
+    seconds: list[float] = []
     guessed = False
     for cell in camp.cells:
         budget = float(cell.config["budget"]["wall_seconds"])
-        key = (cell.config["task"], cell.config["model"])
-        overhead = measured.get(key)
-        guessed |= overhead is None
-        estimate = budget + (OVERHEAD_GUESS_S if overhead is None else overhead)
-        total += estimate
+        now = state.get(cell.cell_id, "pending")
+        guess = estimate.cell_estimate(cell.config, history)
+        runs = now in RESUMABLE
+        if runs:
+            seconds.append(guess.seconds)
+            guessed |= not guess.measured
         table.add_row(
             str(cell.position + 1),
             cell.cell_id,
@@ -167,24 +199,31 @@ def _print_plan(camp: Any) -> None:
             f"{cell.slot.cpus:g}",
             str(cell.slot.gpus),
             _minutes(budget),
-            _minutes(estimate),
+            (_minutes(guess.seconds) + ("" if guess.measured else "*")) if runs else "-",
+            now if state else "new",
         )
     console = Console(soft_wrap=False)
     if not console.is_terminal:
         console.width = 200
     console.print(table)
-    workers = camp.executor_options.get("workers") if camp.executor == "pool" else None
-    lanes = workers if isinstance(workers, int) and workers > 0 else 1
-    parallel = "" if lanes == 1 else f", about {_minutes(total / lanes)} on {lanes} workers"
+    cpus = max((c.slot.cpus for c in camp.cells), default=1.0)
+    lanes = estimate.lanes(camp.executor, camp.executor_options, cpus)
+    serial = sum(seconds)
+    parallel = (
+        ""
+        if lanes == 1
+        else f", about {_minutes(estimate.makespan(seconds, lanes))} on {lanes} lanes"
+    )
     note = (
-        f" (harness time per cell guessed at {OVERHEAD_GUESS_S:.0f} s where no cell of that "
-        "task and model has finished yet)"
+        f" (* no earlier run of that agent, task and model to measure from: its whole budget "
+        f"and {estimate.DEFAULT_HARNESS_S:.0f} s of harness time assumed, likely more than it "
+        "takes)"
         if guessed
-        else " (harness time per cell measured from finished cells)"
+        else " (measured from finished runs of the same agent, task and model)"
     )
     console.print(
-        f"executor {camp.executor} {camp.executor_options or ''}; estimated "
-        f"{_minutes(total)} one after another{parallel}{note}; directory {camp.out_dir}"
+        f"executor {camp.executor} {camp.executor_options or ''}; {len(seconds)} cell(s) to run: "
+        f"estimated {_minutes(serial)} one after another{parallel}{note}; directory {camp.out_dir}"
     )
     console.print("every cell resolved and its options checked: nothing was run (--dry-run)")
 
@@ -208,13 +247,24 @@ def status(campaign_dir: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from autorl_campaign.store import open_store
+    from autorl_campaign.liveness import runner_alive
+    from autorl_campaign.runner import observed_status
+    from autorl_campaign.store import STATUSES, open_store
 
     store = open_store(campaign_dir, must_exist=True, read_only=True)
     try:
-        meta, cells, counts = store.meta(), store.cells(), store.counts()
+        meta, cells = store.meta(), store.cells()
     finally:
         store.close()
+    runner_up = bool(runner_alive(meta))
+    logs = Path(campaign_dir) / "logs"
+    counts = dict.fromkeys(STATUSES, 0)
+    stale = 0
+    for c in cells:
+        now = observed_status(c, runner_up, logs)
+        stale += now != c["status"]
+        c["status"] = now
+        counts[now] = counts.get(now, 0) + 1
     axes = [a for a in _json_list(meta.get("axes"))]
     table = Table(title=f"campaign {meta.get('name', campaign_dir)}", title_justify="left")
     for column in ("cell", *axes, "rep", "status", "tries", "protocol", "score", "improvement"):
@@ -237,6 +287,16 @@ def status(campaign_dir: Path) -> None:
         console.width = 200
     console.print(table)
     console.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    if runner_up:
+        console.print(f"the campaign is running (process {meta.get('runner_pid')})")
+    elif stale or any(counts[s] for s in ("pending", "failed", "interrupted", "infra_error")):
+        file = meta.get("file") or "FILE"
+        console.print(
+            "no campaign process is running"
+            + (" (it stopped without recording its cells' ends: shown as their runs say)"
+               if stale else "")
+            + f"; to run what is left: autorl campaign run {file} --resume"
+        )  # fmt: skip
 
 
 def _end(cell: dict[str, Any]) -> str:

@@ -80,7 +80,8 @@ def _contributed(record: RunRecord) -> dict[str, Any]:
 
 
 def run_results(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The cell columns and the submission rows of one run directory."""
+    """The cell columns and the submission rows of one run directory; ``run_status``,
+    ``run_ended`` and ``run_error`` (not columns) say how the run recorded its end."""
     record = load_run(run_dir)
     metrics = process_metrics(record)
     best = metrics["best_score"]
@@ -93,6 +94,9 @@ def run_results(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         "dev_baseline": metrics["baseline_score"],
         "best": best,
         "end_reason": run.end_reason if run is not None else None,
+        "run_status": record.status,
+        "run_ended": run.ended if run is not None and record.status != "running" else None,
+        "run_error": run.error if run is not None else None,
         "agent_seconds": run.agent_seconds if run is not None else None,
         "submissions": len(record.submissions),
         "valid_submissions": sum(1 for s in record.submissions if s.valid),

@@ -171,6 +171,58 @@ def _campaign_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return table
 
 
+def _misplaced(raw: Mapping[str, Any]) -> list[str]:
+    """Campaign keys written among the shared run options (they are not run options)."""
+    return [k for k in raw if k in CAMPAIGN_KEYS and k not in RunConfig.model_fields]
+
+
+def _misplaced_error(
+    path: Path, raw: dict[str, Any], keys: list[str], overrides: Any, out_dir: Any
+) -> ConfigError:
+    """Name where each misplaced key belongs, and what else is wrong once it is there (a typo
+    inside it included: the file is loaded and checked as if moved), so one edit fixes all."""
+    moved = copy.deepcopy(raw)
+    table = moved.get("campaign")
+    table = dict(table) if isinstance(table, dict) else {}
+    for key in keys:
+        table.setdefault(key, moved.pop(key))
+    moved["campaign"] = table
+    lines = [
+        f"- {key!r} is a campaign key, written at the top level: it belongs under `campaign:` "
+        f"(YAML) or [campaign] (TOML): {CAMPAIGN_KEYS[key]}"
+        for key in keys
+    ]
+    try:
+        from autorl_campaign.validate import check_campaign
+
+        campaign = _expand(path, moved, "", overrides, out_dir)
+        inside = [message for _, (message, _) in check_campaign(campaign)]
+    except ConfigError as exc:
+        inside = [exc.message.removeprefix(f"campaign file {path}: ")]
+    lines += [f"- and once it is there: {m}" for m in dict.fromkeys(inside)]
+    return ConfigError(
+        f"campaign file {path}:\n" + "\n".join(lines),
+        hint=f"move {', '.join(keys)} under campaign: (indented), as in the example of "
+        "docs/campaigns.md",
+    )
+
+
+RULES = ("include", "exclude")
+
+
+def _check_rules(key: str, rules: list[dict[str, Any]], axes: Mapping[str, Any]) -> None:
+    """``exclude`` names axes; ``include`` names run options (so a typo is caught here)."""
+    for rule in rules:
+        for name in rule:
+            if key == "exclude" and name not in axes:
+                raise ConfigError(
+                    f"exclude names {name!r}, which is not an axis",
+                    hint=f"axes: {', '.join(axes) or 'none'}",
+                )
+            if key == "include":
+                _check_axis_name(name, "include")
+
+
 def _axes_table(data: dict[str, Any], path: Path) -> dict[str, list[Any]]:
     if "matrix" in data and "axes" not in data:
         data["axes"] = data.pop("matrix")  # the name `autorl run` used to take
@@ -269,8 +321,28 @@ def load_campaign(
     that sets an axis is an error (the cells would silently collapse into one).
     """
     path = Path(path)
+    if not path.is_file():
+        raise ConfigError(
+            f"campaign file not found: {path}" + (" (it is a directory)" if path.is_dir() else ""),
+            hint="check the FILE given to `autorl campaign run` (a .yaml or .toml campaign file, "
+            "see docs/campaigns.md); `autorl campaign status DIR` takes a campaign directory",
+        )
     raw = read_config_file(path)
     source_hash = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    misplaced = _misplaced(raw)
+    if misplaced:
+        raise _misplaced_error(path, raw, misplaced, overrides, out_dir)
+    return _expand(path, raw, source_hash, overrides, out_dir)
+
+
+def _expand(
+    path: Path,
+    raw: dict[str, Any],
+    source_hash: str,
+    overrides: Mapping[str, Any] | None,
+    out_dir: Path | None,
+) -> Campaign:
+    """The campaign of a file's parsed contents (see :func:`load_campaign`)."""
     data = copy.deepcopy(raw)
     table = _campaign_table(data, path)
     axes = _axes_table(data, path)
@@ -297,16 +369,11 @@ def load_campaign(
     groups = _groups(axes, table.get("zip"), path)
     exclude = _rules(table, "exclude", path)
     include = _rules(table, "include", path)
-    for rule in exclude:
-        for key in rule:
-            if key not in axes:
-                raise ConfigError(
-                    f"campaign file {path}: exclude names {key!r}, which is not an axis",
-                    hint=f"axes: {', '.join(axes) or 'none'}",
-                )
-    for rule in include:
-        for key in rule:
-            _check_axis_name(key, f"campaign file {path}: include")
+    for key, rules in (("exclude", exclude), ("include", include)):
+        try:
+            _check_rules(key, rules, axes)
+        except ConfigError as exc:
+            raise ConfigError(f"campaign file {path}: {exc.message}", hint=exc.hint) from None
 
     combos: list[dict[str, Any]] = []
     for picks in itertools.product(*[range(len(axes[g[0]])) for g in groups]):

@@ -9,11 +9,11 @@ Tables (columns documented in docs/campaigns.md):
 
 - ``meta``: ``key``/``value`` (campaign name, file, created, schema version);
 - ``cells``: the cell's id, replicate, axis values and resolved config, its status
-  (``pending``, ``running``, ``completed``, ``failed``, ``interrupted``, ``infra_error``) and
-  attempts, and the run's results: its scoring protocol, score (sealed: the test score of the
-  selected checkpoint; reference: the best), the baseline on the score's split, improvement and
-  their standard errors, dev best, selection gap, end reason (and ``infra_cause``), agent time,
-  driver calls/tokens/cost, comparable;
+  (``pending``, ``queued``, ``running``, ``completed``, ``failed``, ``interrupted``,
+  ``infra_error``) and attempts, and the run's results: its scoring protocol, score (sealed:
+  the test score of the selected checkpoint; reference: the best), the baseline on the score's
+  split, improvement and their standard errors, dev best, selection gap, end reason (and
+  ``infra_cause``), agent time, driver calls/tokens/cost, comparable;
 - ``attempts``: one row per finished attempt of a cell (its run directory, status, end reason
   and cause), so a cell retried after an infrastructure failure keeps its earlier run on record;
 - ``submissions``: per cell, each submission's score, status, time since the agent started,
@@ -35,8 +35,21 @@ from typing import Any
 SCHEMA_VERSION = 2
 STORE_NAME = "campaign.sqlite"
 
-STATUSES = ("pending", "running", "completed", "failed", "interrupted", "infra_error")
+STATUSES = (
+    "pending",
+    "queued",
+    "running",
+    "completed",
+    "failed",
+    "interrupted",
+    "infra_error",
+)
+"""``pending``: not handed to an executor; ``queued``: handed to one, waiting for a slot (no
+start time); ``running``: its run's process started (``started`` is when); then how it ended,
+as its run recorded it."""
 FINISHED = ("completed",)
+UNFINISHED = ("queued", "running")
+"""Statuses only a live campaign process may leave a cell in."""
 
 CELL_COLUMNS: dict[str, str] = {
     "cell_id": "TEXT PRIMARY KEY",
@@ -242,29 +255,56 @@ class CampaignStore:
             row = self._db.execute("SELECT * FROM cells WHERE cell_id = ?", (cell_id,)).fetchone()
         return _decode(dict(row)) if row else None
 
-    def mark_interrupted(self) -> int:
-        """Cells left ``running`` by a campaign process that died: they ran no further."""
+    def queue(self, cell_id: str, run_id: str, run_dir: Path) -> None:
+        """Handed to the executor: a new attempt's run id, no start time yet. The previous
+        attempt's results leave the row (``attempts`` keeps them), so nothing of an earlier run
+        is read as this one's."""
         with self._tx() as db:
-            cursor = db.execute(
-                "UPDATE cells SET status = 'interrupted', ended = ?, "
-                "error = 'the campaign process stopped while this cell ran' "
-                "WHERE status = 'running'",
-                (_now(),),
+            self._clear(db, cell_id)
+            db.execute(
+                "UPDATE cells SET status = 'queued', run_id = ?, run_dir = ? WHERE cell_id = ?",
+                (run_id, str(run_dir), cell_id),
             )
-            return cursor.rowcount
 
-    def start(self, cell_id: str, run_id: str, run_dir: Path, worker: str = "") -> None:
-        """A new attempt: the previous attempt's results leave the row (``attempts`` keeps
-        them), so nothing of an earlier run is read as this one's."""
+    @staticmethod
+    def _clear(db: sqlite3.Connection, cell_id: str) -> None:
         cleared = ", ".join(f"{k} = NULL" for k in RESULT_COLUMNS)
+        db.execute(
+            f"UPDATE cells SET worker = NULL, started = NULL, ended = NULL, {cleared} "
+            "WHERE cell_id = ?",
+            (cell_id,),
+        )
+        db.execute("DELETE FROM submissions WHERE cell_id = ?", (cell_id,))
+
+    def start(
+        self,
+        cell_id: str,
+        run_id: str,
+        run_dir: Path | str,
+        started: str | None = None,
+        worker: str = "",
+    ) -> bool:
+        """The cell's run process started: a new attempt. False (nothing written) when the
+        cell is already running; a cell that was not queued loses its earlier results first."""
         with self._tx() as db:
+            row = db.execute("SELECT status FROM cells WHERE cell_id = ?", (cell_id,)).fetchone()
+            if row is None or row["status"] == "running":
+                return False
+            if row["status"] != "queued":
+                self._clear(db, cell_id)
             db.execute(
                 "UPDATE cells SET status = 'running', attempts = attempts + 1, run_id = ?, "
-                f"run_dir = ?, worker = ?, started = ?, ended = NULL, {cleared} "
-                "WHERE cell_id = ?",
-                (run_id, str(run_dir), worker, _now(), cell_id),
+                "run_dir = ?, worker = ?, started = ? WHERE cell_id = ?",
+                (run_id, str(run_dir), worker, started or _now(), cell_id),
             )
-            db.execute("DELETE FROM submissions WHERE cell_id = ?", (cell_id,))
+            return True
+
+    def unqueue(self) -> int:
+        """Queued cells whose campaign stopped before they started: ``pending`` again."""
+        with self._tx() as db:
+            return db.execute(
+                "UPDATE cells SET status = 'pending' WHERE status = 'queued'"
+            ).rowcount
 
     def finish(
         self,
@@ -275,12 +315,14 @@ class CampaignStore:
         submissions: list[Mapping[str, Any]] | None = None,
         error: str | None = None,
         worker: str | None = None,
+        ended: str | None = None,
     ) -> None:
-        """Record a cell's end and its results, in one transaction."""
+        """Record a cell's end and its results, in one transaction (``ended``: when its run
+        recorded its end; default now)."""
         if status not in STATUSES:
             raise ValueError(f"unknown cell status {status!r}")
         values: dict[str, Any] = {k: v for k, v in (results or {}).items() if k in CELL_COLUMNS}
-        values.update(status=status, ended=_now(), error=error)
+        values.update(status=status, ended=ended or _now(), error=error)
         if worker:
             values["worker"] = worker
         assignments = ", ".join(f"{k} = ?" for k in values)
