@@ -1,7 +1,8 @@
-"""docs/hooks.md's tables of ``AgentContext`` and ``AgentLaunch`` list every field of the
-dataclasses with its real type and default, and ``autorl run --help`` names the reports a run
-renders by default: a field added or changed in ``autorl.types`` (or a new default in the run
-config) fails here until the docs say so."""
+"""Docs tables that must follow the code: docs/hooks.md's ``AgentContext`` and ``AgentLaunch``
+list every field of the dataclasses with its real type and default; docs/submission-lifecycle.md
+lists every reason code and status of the grader; ``autorl run --help`` names the reports a run
+renders by default. A field added or changed in ``autorl.types``, a new reason code or a new
+default fails here until the docs say so."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ import pytest
 
 from autorl.types import AgentContext, AgentLaunch
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "hooks.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOC = DOCS / "hooks.md"
+LIFECYCLE = DOCS / "submission-lifecycle.md"
 PIPE = re.compile(r"(?<!\\)\|")
 
 
@@ -92,3 +95,32 @@ def test_run_help_names_the_default_reports() -> None:
     assert said, f"--report's help names no default: {option.help!r}"
     named = re.split(r",\s*|\s+and\s+", said.group(1))
     assert named == defaults, f"--report's help says {named}; RunConfig.reports is {defaults}"
+
+
+def first_column(path: Path, header: str) -> list[str]:
+    """The first cells of the table under ``header`` (a header row) in ``path``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert header in lines, f"{path.name} has no table headed {header!r}"
+    rows = []
+    for line in lines[lines.index(header) + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append(cells(line)[0])
+    return rows
+
+
+def test_the_lifecycle_page_lists_every_reason_code() -> None:
+    from autorl_grading.reasons import CODES
+
+    documented = first_column(LIFECYCLE, "| code | meaning |")
+    assert documented == list(CODES), (
+        f"docs/submission-lifecycle.md lists reason codes {documented}; "
+        f"autorl_grading.reasons.CODES has {list(CODES)}"
+    )
+
+
+def test_the_lifecycle_page_lists_every_status() -> None:
+    from autorl_grading.service import FINAL
+
+    documented = first_column(LIFECYCLE, "| status | meaning | final |")
+    assert set(documented) == {"received", "queued", "evaluating"} | FINAL, documented
