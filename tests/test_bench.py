@@ -13,6 +13,8 @@ import autorl_evaluator_rollout  # noqa: F401
 import autorl_task_webshop  # noqa: F401
 import pytest
 
+pytestmark = pytest.mark.e2e  # the benchmarks, each on real models and tasks
+
 REPO = Path(__file__).resolve().parents[1]
 
 

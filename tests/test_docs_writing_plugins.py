@@ -141,6 +141,7 @@ def guide_run(example: dict, tmp_path: Path, task: str, *args: str) -> Path:
     return tmp_path / "runs" / task
 
 
+@pytest.mark.e2e  # real runs of the guide's plugins
 def test_the_guide_interactive_task_completes_a_real_run(example: dict, tmp_path: Path) -> None:
     """The published interactive task, installed, through ``autorl run``: the engine loads its
     contract, checks its rows and options, scores the baseline and a submission."""
@@ -160,6 +161,7 @@ def test_the_guide_interactive_task_completes_a_real_run(example: dict, tmp_path
     ("task", "task_options"),
     [("gsm8k", ("train_size=20", "eval_size=4")), ("reverse", ())],
 )
+@pytest.mark.e2e  # real runs of the guide's plugins
 def test_the_guide_agent_trains_submits_and_is_scored(
     example: dict, tmp_path: Path, task: str, task_options: tuple[str, ...]
 ) -> None:

@@ -35,6 +35,8 @@ from autorl_runner.scoring import with_deadline
 from autorl.contracts import load_contract
 from autorl.types import EvalRequest
 
+pytestmark = pytest.mark.e2e  # trains checkpoints and scores them with the real evaluators
+
 EXACT_TESTS = Path(__file__).parents[1] / "plugins-evaluators/autorl-evaluator-exact/tests"
 QUESTIONS = [(2, 3), (4, 5), (1, 1), (7, 2), (12, 30), (3, 6), (8, 8), (5, 9)]
 SECRET = "What is 12 + 30?"

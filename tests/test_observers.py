@@ -8,11 +8,14 @@ import json
 import types
 from pathlib import Path
 
+import pytest
 from autorl_runner.run import Run
 
 from autorl import hookimpl
 from autorl.config import RunConfig
 from autorl.registry import Registry
+
+pytestmark = pytest.mark.e2e  # a real run, observed
 
 
 def observer_module(seen: list) -> types.ModuleType:

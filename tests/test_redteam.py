@@ -33,6 +33,8 @@ from autorl_sandbox_isolated.sandbox import bwrap_path
 
 from autorl.config import RunConfig
 
+pytestmark = pytest.mark.e2e  # the red-team agent in real runs, one per sandbox
+
 MEMORY_GB = 1.5
 PIDS = 400
 WALL_SECONDS = 300

@@ -18,7 +18,10 @@ from autorl_sandbox_isolated.sandbox import bwrap_path
 from autorl_testing.sandbox import cgroups_gone, sandbox_cgroups
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
-pytestmark = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap not installed")
+pytestmark = [
+    pytest.mark.e2e,  # real runs, killed and resumed
+    pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap not installed"),
+]
 
 
 def _statuses(log: Path) -> dict[int, str]:

@@ -17,6 +17,8 @@ import pytest
 
 from autorl.digest import installed_digest
 
+pytestmark = pytest.mark.e2e  # real `autorl run`s of the tiny model
+
 AUTORL = str(Path(sys.executable).parent / "autorl")
 HARNESS_RECORDS = {
     "manifest.json",

@@ -24,7 +24,10 @@ from autorl.config import RunConfig
 from autorl.registry import Registry
 from autorl.specs import SandboxSpec
 
-pytestmark = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap not installed")
+pytestmark = [
+    pytest.mark.e2e,  # two real runs (sealed, reference) shared by the module
+    pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap not installed"),
+]
 
 OPTIONS = {"train_size": 20, "eval_size": 16}
 SEALED_OPENS: list[tuple[float, str]] = []

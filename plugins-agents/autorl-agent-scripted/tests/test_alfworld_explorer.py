@@ -77,6 +77,7 @@ def test_observation_parsing(explorer) -> None:
     assert explorer.next_action([first, closed, opened, took], acts) == "go to sinkbasin 1"
 
 
+@pytest.mark.e2e  # the real ALFWorld engine, many games
 def test_explorer_wins_train_games_of_every_type_in_the_real_engine(
     alfworld_workspace: Path,
 ) -> None:
@@ -125,6 +126,7 @@ def test_decision_steps_are_repeated_search_steps_are_not(alfworld_workspace: Pa
     assert recipe.weighted_steps(steps, 0) == steps  # never fewer than once
 
 
+@pytest.mark.e2e  # the real ALFWorld engine, many games
 def test_room_variants_are_episodes_the_engine_plays_the_same_way(
     alfworld_workspace: Path,
 ) -> None:
@@ -179,6 +181,7 @@ def test_slipping_explorer_trains_on_recoveries_never_on_slips(alfworld_workspac
         assert any(m["content"] == episode["steps"][min(slips)]["action"] for m in prompt)
 
 
+@pytest.mark.e2e  # the real ALFWorld engine, many games
 def test_the_recipe_trains_and_samples_in_the_reference_raw_text_format(
     alfworld_reference_workspace: Path,
 ) -> None:

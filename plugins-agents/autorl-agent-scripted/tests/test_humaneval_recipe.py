@@ -200,6 +200,7 @@ def test_an_rl_step_that_would_blow_the_share_is_shrunk(workspace: Path) -> None
     assert fit_generation_shape(1.0, 40.0, 2, 4, 160) == (1, 2, 40)
 
 
+@pytest.mark.e2e  # trains the tiny model
 def test_sft_phase_with_one_step_changes_the_weights(workspace: Path) -> None:
     """The regression behind proportional warm-up: 1 step must not run at lr 0."""
     import autorl_kit as kit

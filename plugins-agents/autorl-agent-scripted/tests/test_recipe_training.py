@@ -32,6 +32,7 @@ def test_phase_plan_keeps_the_save_reserve(common_helpers: Path) -> None:
     assert rounds.phase_seconds(5.0, 10.0, 1) == 0.0
 
 
+@pytest.mark.e2e  # trains the tiny model
 @pytest.mark.parametrize("mode", ["lora", "full"])
 def test_sft_gives_a_loadable_merged_checkpoint(gsm8k_workspace: Path, mode: str) -> None:
     import autorl_kit as kit
@@ -69,6 +70,7 @@ def test_sft_gives_a_loadable_merged_checkpoint(gsm8k_workspace: Path, mode: str
     assert isinstance(text, str)
 
 
+@pytest.mark.e2e  # trains the tiny model
 @pytest.mark.parametrize(("stage", "processes", "mode"), [("zero2", 1, "full")])
 def test_sft_under_deepspeed_zero_on_the_cpu(
     gsm8k_workspace: Path, stage: str, processes: int, mode: str
@@ -106,6 +108,7 @@ def test_sft_under_deepspeed_zero_on_the_cpu(
     assert changed and set(trained.state_dict()) == set(before), "not a merged, trained model"
 
 
+@pytest.mark.e2e  # trains the tiny model
 @pytest.mark.parametrize(("stage", "processes"), [("zero2", 1), ("zero3", 2)])
 def test_grpo_under_deepspeed_on_the_cpu(
     gsm8k_workspace: Path, monkeypatch: pytest.MonkeyPatch, stage: str, processes: int
@@ -166,6 +169,7 @@ def test_grpo_advantages_are_group_normalised(common_helpers: Path) -> None:
     assert advantages[3:] == [0.0, 0.0, 0.0]  # a group scored alike teaches nothing
 
 
+@pytest.mark.e2e  # trains the tiny model
 def test_sft_stops_at_its_deadline(gsm8k_workspace: Path) -> None:
     import autorl_kit as kit
     import recipe

@@ -43,6 +43,7 @@ def test_env_pointing_at_nothing_usable(tmp_path: Path, monkeypatch: pytest.Monk
         from_env()
 
 
+@pytest.mark.e2e  # pip and the hub tried against a closed port
 def test_every_source_failing_gives_one_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
