@@ -21,8 +21,9 @@ from collections.abc import Generator
 
 import pytest
 
-E2E_FIXTURES = frozenset({"docker_engine", "installed_clis", "autorl_run", "chromium"})
-"""Fixtures that start a service or launch real runs: a test using one is ``e2e``."""
+E2E_FIXTURES = frozenset({"docker_engine", "installed_clis", "autorl_run", "chromium", "open_run"})
+"""Fixtures that start a service or launch real runs (``open_run``: the red-team script's full
+run against a live grader): a test using one is ``e2e``."""
 
 E2E_PATHS = (
     "plugins/autorl-executor-ray/tests/",  # a Ray instance in a network namespace

@@ -42,6 +42,7 @@ def basic_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return runs / "basic-only"
 
 
+@pytest.mark.e2e  # a real tiny run (basic_only)
 def test_the_analysis_is_in_the_record_whichever_reports_render(basic_only: Path) -> None:
     record = load_run(basic_only)
     assert record.version == RECORD_VERSION and record.status == "completed"
@@ -54,6 +55,7 @@ def test_the_analysis_is_in_the_record_whichever_reports_render(basic_only: Path
     assert results[-1]["run_id"] == "basic-only" and "flagged" in results[-1]
 
 
+@pytest.mark.e2e  # a real tiny run (basic_only)
 def test_rendering_the_analysis_changes_no_column_but_its_own_files(basic_only: Path) -> None:
     """Removing (here: adding) ``analysis`` among a run's reports changes no campaign column and
     no summary.json field: the analysis contributes through the record, not by rewriting."""
