@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from autorl import hookspecs, protocols, specs
 from autorl.kinds import KINDS, PLURALS
-from autorl.registry import PIP_PREFIX
 
 
 def test_every_table_follows_the_kinds() -> None:
@@ -16,7 +15,5 @@ def test_every_table_follows_the_kinds() -> None:
         assert callable(getattr(hookspecs, kind.hook)), kind.hook
         if kind.protocol:
             assert protocols.PROTOCOLS[name].__name__ == kind.protocol
-        if kind.pip_prefix:
-            assert PIP_PREFIX[name] == kind.pip_prefix
         assert PLURALS[kind.plural] == name
     assert PLURALS["sandboxes"] == "sandbox"

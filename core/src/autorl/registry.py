@@ -21,6 +21,7 @@ from autorl.errors import PluginError, RegistryError
 from autorl.events import RecordContribution, RunEndEvent, RunStartEvent, SubmissionEvent
 from autorl.hookspecs import REGISTRATION_HOOKS
 from autorl.kinds import KINDS as KIND_TABLE
+from autorl.kinds import shipped_distribution
 from autorl.plugins import (
     PluginInfo,
     load_entry_points,
@@ -28,8 +29,6 @@ from autorl.plugins import (
     register_module,
 )
 from autorl.specs import KINDS, SPEC_TYPES, Spec
-
-PIP_PREFIX = {name: kind.pip_prefix for name, kind in KIND_TABLE.items() if kind.pip_prefix}
 
 
 @dataclass(frozen=True)
@@ -269,19 +268,17 @@ class Registry:
         if close:
             return f"use {close[0]!r} ('autorl list {kind}' shows the installed names)"
         base = name.rsplit("/", 1)[-1]
-        prefix = PIP_PREFIX.get(kind)
-        package = f"{prefix}{base}" if prefix else None
-        failed = [p for p in self.failed_plugins() if package and p.name == package]
-        if failed:
+        package = shipped_distribution(kind, base)
+        if package is None:  # not autorl's: only its author knows the distribution's name
+            return (
+                f"autorl ships no {kind} {base!r}: install the plugin that provides it (its "
+                f"documentation names the distribution), then check with 'autorl list {kind}'"
+            )
+        if any(p.name == package for p in self.failed_plugins()):
             return f"{package} is installed but failed to load: see 'autorl plugins doctor'"
-        if package is None:
-            return "run 'autorl plugins list' to see what is installed"
         if _installed(package):
             return f"{package} is installed but supplies no {kind} {base!r}: 'autorl plugins list'"
-        return (
-            f"if a plugin provides it, install it (for example pip install {package}) "
-            f"and check with 'autorl list {kind}'"
-        )
+        return f"pip install {package} (it provides the {kind} {base!r}), then 'autorl list {kind}'"
 
     @staticmethod
     def _check_kind(kind: str) -> None:

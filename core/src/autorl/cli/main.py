@@ -48,7 +48,16 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = BUILTIN_COMMANDS.get(cmd_name) or self._plugin_commands().get(cmd_name)
         if target is None:
-            return None
+            from autorl.kinds import shipped_distribution
+
+            where = shipped_distribution("command", cmd_name)  # `autorl run`: autorl-runner
+            if where is None:
+                return None
+            return _Placeholder(
+                cmd_name,
+                f"it comes from {where}, which is not installed or did not load",
+                hint=f"pip install {where} ('autorl plugins doctor' if it is installed)",
+            )
         from autorl.registry import import_object
 
         try:
@@ -95,12 +104,20 @@ def report_error(exc: BaseException) -> int:
 class _Placeholder(click.Command):
     """A command known by name only (for --help listings, or when its module is missing)."""
 
-    def __init__(self, name: str, help_: str, broken: bool = False) -> None:
-        super().__init__(name, help=help_, short_help=help_)
+    def __init__(
+        self, name: str, help_: str, broken: bool = False, hint: str | None = None
+    ) -> None:
+        super().__init__(
+            name,
+            help=help_,
+            short_help=help_,
+            context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        )
         self.broken = broken
+        self.hint = hint
 
     def invoke(self, ctx: click.Context) -> Any:
-        raise AutorlError(f"'autorl {self.name}' is not yet available: {self.help}")
+        raise AutorlError(f"'autorl {self.name}' is not yet available: {self.help}", hint=self.hint)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
