@@ -6,6 +6,7 @@ into one readable :class:`~autorl.errors.ConfigError` that names the file and th
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
 from pathlib import Path
@@ -15,6 +16,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -222,6 +224,12 @@ class RunConfig(BaseModel):
     """Everything that defines a run; stored resolved in the manifest."""
 
     model_config = ConfigDict(extra="forbid")
+    _files: dict[str, str] = PrivateAttr(default_factory=dict)
+    """Top-level key -> the config file its value came from (not a flag): errors name it."""
+
+    def origin(self, key: str) -> str:
+        """`` (<key> from config file F)`` when the value came from a file, else ''."""
+        return f" ({key} from config file {self._files[key]})" if key in self._files else ""
 
     task: str = DEFAULT_TASK
     agent: str = DEFAULT_AGENT
@@ -336,7 +344,9 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
                 hint=f"run it with `autorl campaign run {path}` (validated before anything "
                 "runs, parallel, resumable, compared with statistics; docs/campaigns.md)",
             )
-    return validate_config(_merge(data, overrides or {}), path)
+    config = validate_config(_merge(data, overrides or {}), path)
+    config._files = {k: str(path) for k in data if k not in (overrides or {})}
+    return config
 
 
 def merge_config(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -347,17 +357,62 @@ def merge_config(base: dict[str, Any], override: dict[str, Any]) -> dict[str, An
 def validate_config(
     data: dict[str, Any], path: Path | None, *, where: str | None = None
 ) -> RunConfig:
-    """A RunConfig, or a ConfigError listing every bad field under ``where`` (what to fix)."""
+    """A RunConfig, or a ConfigError listing every bad field under ``where`` (what to fix):
+    unknown keys with the closest known one, a union's alternatives in one line, no pydantic
+    internals."""
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
         where = where or (f"config file {path}" if path else "run options")
-        lines = []
+        lines: dict[str, list[str]] = {}
         for err in exc.errors():
-            loc = ".".join(str(part) for part in err["loc"]) or "(top level)"
+            fields, model = [], RunConfig
+            for part in err["loc"]:  # the real path; the rest are a union's branch names
+                known = getattr(model, "model_fields", None)
+                if known is None or (part not in known and err["type"] != "extra_forbidden"):
+                    break
+                fields.append(str(part))
+                model = _submodel(known[part].annotation) if part in known else None
+            loc = ".".join(fields) or "(top level)"
+            if err["type"] == "extra_forbidden":
+                parent = RunConfig
+                for part in fields[:-1]:
+                    parent = _submodel(parent.model_fields[part].annotation) or parent
+                names = sorted(parent.model_fields)
+                close = difflib.get_close_matches(fields[-1], names, n=1)
+                lines.setdefault(loc, []).append(
+                    "unknown key"
+                    + (f" (did you mean {close[0]!r}?)" if close else "")
+                    + f"; known here: {', '.join(names)}"
+                )
+                continue
             got = f" (got {err['input']!r})" if "input" in err and err["type"] != "missing" else ""
-            lines.append(f"  {loc}: {err['msg']}{got}")
+            lines.setdefault(loc, []).append(err["msg"].removeprefix("Input should be ") + got)
+        text = "\n".join(
+            f"  {loc}: " + (msgs[0] if len(msgs) == 1 else _one_of(msgs))
+            for loc, msgs in lines.items()
+        )
         raise ConfigError(
-            f"{where} is invalid:\n" + "\n".join(lines),
+            f"{where} is invalid:\n{text}",
             hint="see 'autorl run --help' and docs/running.md for the fields and their types",
         ) from None
+
+
+def _submodel(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a field holds (a section such as ``limits``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+def _one_of(messages: list[str]) -> str:
+    """A union's failed alternatives as one requirement: ``a valid number, or 'auto' or
+    'none' (got 'lots')`` (the value once, at the end)."""
+    got = ""
+    parts = []
+    for message in messages:
+        head, sep, tail = message.rpartition(" (got ")
+        if sep:
+            message, got = head, f" (got {tail}"
+        parts.append(message.split(", unable to")[0])
+    return "expected " + ", or ".join(dict.fromkeys(parts)) + got

@@ -61,6 +61,9 @@ class CheckedEvaluator(Evaluator, Protocol):
 
 @runtime_checkable
 class Agent(Protocol):
+    """May also have ``check(task, options)``: raise ConfigError when it cannot run ``task``
+    with ``options``; the run calls it before anything exists (else it checks ``Options``)."""
+
     name: str
 
     def launch(self, ctx: AgentContext) -> AgentLaunch:

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 ELLIPSIS = "…"
 
@@ -109,3 +113,15 @@ def csv_text(text: object, limit: int | None = 1000) -> str:
         except ValueError:
             return "'" + value
     return value
+
+
+def terminal(**settings: Any) -> Console:
+    """A rich Console that wraps only on a terminal: piped or logged output keeps each line
+    whole (a run path is never split) and tables keep their natural width."""
+    from rich.console import Console
+
+    console = Console(**settings)
+    if not console.is_terminal:
+        console.soft_wrap = True
+        console.width = 100_000
+    return console

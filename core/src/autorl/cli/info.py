@@ -74,15 +74,16 @@ def plugins_list(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from autorl.text import terminal
 
     table = Table("plugin", "version", "status", "supplies")
     for row in rows:
         supplies = "; ".join(f"{k}: {', '.join(v)}" for k, v in row["supplies"].items())
         status = row["status"] if not row["error"] else f"{row['status']}: {row['error']}"
         table.add_row(row["name"], row["version"] or "", status, supplies)
-    Console().print(table)
+    terminal().print(table)
 
 
 @plugins.command("doctor")
@@ -132,15 +133,16 @@ def list_components(kind: str, as_json: bool) -> None:
     if not rows:
         click.echo(f"no {kind} installed")
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from autorl.text import terminal
 
     contracts = kind == "evaluator"  # an evaluator's contract is what a task must provide
     table = Table("name", "provider", *(["contract"] if contracts else []), "description")
     for row in rows:
         contract = [row.get("contract") or ""] if contracts else []
         table.add_row(row["name"], row["provider"], *contract, row["description"])
-    Console().print(table)
+    terminal().print(table)
 
 
 def _contract_rows(registry: Any, kind: str, row: dict[str, Any]) -> dict[str, Any]:

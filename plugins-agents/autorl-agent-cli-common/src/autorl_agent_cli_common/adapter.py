@@ -127,6 +127,10 @@ class CliAgent:
 
     # shared ---------------------------------------------------------------------------------
 
+    def check(self, task: str, options: Mapping[str, Any]) -> None:
+        """Before the run (``Agent.check``): the options, whatever the task."""
+        self.check_options(options)
+
     def check_options(self, options: Mapping[str, Any]) -> CommonOptions:
         return parse_options(self.Options, options, who=f"agent {self.name!r}")
 

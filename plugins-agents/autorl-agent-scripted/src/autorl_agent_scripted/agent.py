@@ -11,6 +11,8 @@ runs ``python code/recipe.py --mode full --rounds 1``; ``true`` gives a bare fla
 
 from __future__ import annotations
 
+import ast
+import difflib
 import re
 from collections.abc import Mapping
 from importlib.resources import files
@@ -131,10 +133,48 @@ def copy_recipe(task: str, code_dir: Path) -> list[Path]:
     return copied
 
 
+def declared_flags(task: str) -> set[str]:
+    """The flags the task's recipe and the common helpers declare (``add_argument("--x"...)``),
+    read from their source with ``ast``: nothing is imported or run in the harness."""
+    sources = [COMMON / name for name in HELPERS]
+    recipe = recipe_dir(task)
+    sources += [t for t in recipe.iterdir() if t.name.endswith(".py") and t.is_file()]
+    flags: set[str] = set()
+    for source in sources:
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"
+            ):
+                flags.update(
+                    a.value
+                    for a in node.args
+                    if isinstance(a, ast.Constant)
+                    and isinstance(a.value, str)
+                    and a.value.startswith("--")
+                )
+    return flags
+
+
 class ScriptedAgent:
     """No LLM: runs the reference recipe the task ships (the embedded default agent)."""
 
     name = "scripted"
+
+    def check(self, task: str, options: Mapping[str, Any]) -> None:
+        """Before the run: the task has a recipe, and every option is one of its flags."""
+        option_flags(options)
+        flags = declared_flags(task)
+        for key in options:
+            if "--" + str(key).replace("_", "-") not in flags:
+                names = sorted(f[2:].replace("-", "_") for f in flags)
+                close = difflib.get_close_matches(str(key), names, n=1)
+                raise ConfigError(
+                    f"agent 'scripted': the recipe of task {task!r} has no option {key!r}"
+                    + (f" (did you mean {close[0]!r}?)" if close else ""),
+                    hint=f"its options: {', '.join(names)} (docs/agents/scripted.md)",
+                )
 
     def launch(self, ctx: AgentContext) -> AgentLaunch:
         flags = option_flags(ctx.options)

@@ -277,8 +277,9 @@ def _blank_row(
 
 
 def _print_table(rows: list[dict[str, Any]], root: Path) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from autorl.text import terminal
 
     table = Table(title=f"runs in {root}", title_justify="left")
     table.add_column("run id", overflow="fold")
@@ -317,7 +318,7 @@ def _print_table(rows: list[dict[str, Any]], root: Path) -> None:
             end,
             (r["created"] or "-")[:16].replace("T", " "),
         )
-    console = Console(soft_wrap=False)
+    console = terminal()
     if not console.is_terminal:  # piped or captured: do not squeeze the table to 80 columns
         console.width = 260
     console.print(table)

@@ -169,11 +169,30 @@ def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags:
 def _execute(config: Any, quiet: bool) -> Any:
     import os
 
-    from autorl_runner.run import run as execute
+    from autorl_runner.run import TERMINATED, Run, terminate_as_interrupt
 
     if config.engine is not None:  # the model layer (autorl-hf) reads it at each evaluation
         os.environ["AUTORL_GENERATION_BACKEND"] = config.engine
-    return execute(config, quiet=quiet)
+    engine = Run(config, quiet=quiet)
+    try:
+        with terminate_as_interrupt():
+            return engine.execute()
+    except KeyboardInterrupt:
+        if not engine.run_dir.is_dir():  # stopped before the run existed: nothing to resume
+            raise SystemExit(130) from None
+        _interrupted(engine.run_dir, f"autorl run --resume {engine.run_dir}")
+        raise SystemExit(143 if TERMINATED.is_set() else 130) from None
+
+
+def _interrupted(run_dir: Path, resume: str) -> None:
+    """Where an interrupted run stands, and the one command that finishes it."""
+    report = run_dir / "report" / "report.md"
+    click.echo(
+        f"\ninterrupted: run {run_dir.name} is recorded as interrupted in {run_dir}\n"
+        + (f"report (so far): {report}\n" if report.is_file() else "")
+        + f"to grade what it submitted and finish it: {resume}",
+        err=True,
+    )
 
 
 def _report(outcome: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from autorl.text import sanitize
+from autorl.text import sanitize, terminal
 
 LATEST_WIDTH = 90
 """Characters of the agent's latest output line shown beside its budget bar."""
@@ -35,7 +35,6 @@ class RunConsole:
     """One rich Progress for the whole run; safe to call from the evaluation thread."""
 
     def __init__(self, quiet: bool = False) -> None:
-        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -45,7 +44,9 @@ class RunConsole:
         )
 
         self.quiet = quiet
-        self.console = Console(stderr=False, quiet=quiet, highlight=False)
+        # piped or logged: one event per line whatever its length (no wrap at 80 columns
+        # splitting a run path), and no progress display at all
+        self.console = terminal(stderr=False, quiet=quiet, highlight=False)
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -57,11 +58,13 @@ class RunConsole:
         self._agent_task: Any = None
 
     def __enter__(self) -> RunConsole:
-        self.progress.start()
+        if self.console.is_terminal:
+            self.progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
+        if self.console.is_terminal:
+            self.progress.stop()
 
     def print(self, message: str) -> None:
         """A harness message (rich markup allowed). Control characters go whatever the caller

@@ -15,6 +15,7 @@ opens before the agent's phase has ended.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -29,6 +30,7 @@ from autorl.config import RunConfig, ScoringConfig
 from autorl.contracts import prepared_contract
 from autorl.digest import file_digest, installed_digest, json_digest
 from autorl.errors import AutorlError, ConfigError
+from autorl.options import OptionsModel, parse_options
 from autorl.paths import cache_dir, task_cache_dir, task_cache_key
 from autorl.registry import Registry
 from autorl.types import Limits, ModelInfo, PreparedTask, TaskContext
@@ -118,7 +120,32 @@ def resolve_model(registry: Registry, name: str) -> Any:
 
 
 def resolve(config: RunConfig, registry: Registry) -> Components:
-    """Build every component first so a typo or a missing tool fails before any work."""
+    """Build every component first so a typo or a missing tool fails before any work; an
+    error about a value from a config file names the file."""
+    try:
+        return _resolve(config, registry)
+    except AutorlError as exc:
+        key = _culprit(config, exc.message)
+        if key is not None:
+            first, sep, rest = exc.message.partition("\n")
+            exc.message = first + config.origin(key) + sep + rest
+        raise
+
+
+def _culprit(config: RunConfig, message: str) -> str | None:
+    """The config key (from a file) whose value the message is about, if any."""
+    for key in ("agent_options", "task_options", "evaluator_options", "driver_options"):
+        if config.origin(key) and any(repr(str(k)) in message for k in getattr(config, key)):
+            return key
+    for key in ("sandbox", "agent", "model", "driver", "task", "reports", "device"):
+        value = getattr(config, key)
+        values = value if isinstance(value, list) else [value]
+        if config.origin(key) and any(v and repr(str(v)) in message for v in values):
+            return key
+    return "egress" if config.origin("egress") and "egress" in message else None
+
+
+def _resolve(config: RunConfig, registry: Registry) -> Components:
     task = registry.create("task", config.task)
     agent = registry.create("agent", config.agent)
     sandbox = registry.create("sandbox", config.sandbox)
@@ -152,9 +179,62 @@ def resolve(config: RunConfig, registry: Registry) -> Components:
         )
     limits = config.limits.resolve()
     probe, device = gpu_plan(config)
+    check_run(config, registry, task, agent)
     return Components(
         task, agent, sandbox, model, limits, grader, runtime, egress, driver, gateway, device, probe
     )
+
+
+def options_model(component: Any) -> type[OptionsModel] | None:
+    """The options a component declares (``Options``, an :class:`OptionsModel`), if any."""
+    model = getattr(component, "Options", None)
+    return model if isinstance(model, type) and issubclass(model, OptionsModel) else None
+
+
+def check_run(config: RunConfig, registry: Registry, task: Any, agent: Any) -> None:
+    """Everything about the run's options checked before anything exists (no run directory,
+    no baseline): the task's and the evaluator's options against the models they declare, the
+    agent against the task and its options (``Agent.check``, else its ``Options``), the
+    device against the machine. Used by ``autorl run`` and by a campaign's dry-run."""
+    model = options_model(task)
+    if model is not None:
+        parse_options(model, config.task_options, who=f"task {config.task!r}")
+    if config.evaluator_options:
+        name = registry.get("task", config.task).spec.evaluator
+        model = options_model(registry.create("evaluator", name)) if name else None
+        unknown = sorted(set(config.evaluator_options) - set(model.model_fields if model else ()))
+        if model is not None and unknown:
+            raise ConfigError(
+                f"evaluator {name!r}: unknown option(s) {', '.join(unknown)}",
+                hint=f"options of {name!r}: {', '.join(sorted(model.model_fields))}",
+            )
+    if hasattr(agent, "check"):
+        agent.check(config.task, dict(config.agent_options))
+    elif (model := options_model(agent)) is not None:
+        parse_options(model, config.agent_options, who=f"agent {config.agent!r}")
+    check_device(config.device)
+
+
+def check_device(device: str) -> None:
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N``, and a CUDA device only where torch sees one
+    (torch is imported only then)."""
+    kind, _, index = device.partition(":")
+    if kind not in ("auto", "cpu", "cuda") or (index and (kind != "cuda" or not index.isdigit())):
+        close = difflib.get_close_matches(device, ["auto", "cpu", "cuda"], n=1)
+        raise ConfigError(
+            f"device {device!r} is not auto, cpu, cuda or cuda:N"
+            + (f" (did you mean {close[0]!r}?)" if close else ""),
+            hint="--device auto (a GPU when there is one), cpu, or cuda[:N]",
+        )
+    if kind == "cuda":
+        import torch
+
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count <= int(index or 0):
+            raise ConfigError(
+                f"device {device!r}: torch sees {count} CUDA device(s) on this machine",
+                hint="use --device cpu or auto, or run where the GPU is",
+            )
 
 
 def gpu_plan(config: RunConfig) -> tuple[Any, str]:
