@@ -255,11 +255,25 @@ def test_stopping_early_cancels_the_running_jobs(host: NetnsHost, tmp_path: Path
 # connecting -----------------------------------------------------------------------------------
 
 
-def own_instance_then_a_started_cluster() -> dict[str, Any]:
+def own_instance_then_a_started_cluster(home: str) -> dict[str, Any]:
     """In a fresh namespace: the default (a local instance, shut down after), then `ray start
-    --head` and ``address = "auto"`` joining it, as on a cluster's head node."""
+    --head` and ``address = "auto"`` joining it, as on a cluster's head node. The local
+    instance runs with ``home`` as HOME, its stderr and the root logger's records captured."""
+    import io
+    import logging
+
     env = {"env_vars": {"AUTORL_PROBE": "yes"}}
-    own = list(RayExecutor(num_cpus=1, runtime_env=env).as_completed(where, [1]))
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logging.getLogger().addHandler(handler)
+    saved_home, saved_err, err = os.environ["HOME"], sys.stderr, io.StringIO()
+    os.environ["HOME"], sys.stderr = home, err
+    try:
+        own = list(RayExecutor(num_cpus=1, runtime_env=env).as_completed(where, [1]))
+    finally:
+        os.environ["HOME"], sys.stderr = saved_home, saved_err
+        logging.getLogger().removeHandler(handler)
     left_running = ray_is_initialized()
     ray = Path(sys.executable).parent / "ray"
     started = subprocess.run(
@@ -282,13 +296,20 @@ def own_instance_then_a_started_cluster() -> dict[str, Any]:
         "left_running": left_running,
         "joined": joined,
         "after": ray_is_initialized(),
+        "stderr": err.getvalue(),
+        "ray_records": [r.getMessage() for r in records if r.name.startswith("ray")],
+        "auth_env": os.environ.get("RAY_AUTH_TOKEN"),
     }
 
 
-def test_default_starts_its_own_instance_and_address_joins_a_cluster() -> None:
+def test_default_starts_its_own_instance_and_address_joins_a_cluster(tmp_path: Path) -> None:
+    """Also (issue #34): a local instance writes nothing into the user's home (Ray 2.5x wrote
+    ~/.ray/auth_token) and prints nothing: Ray's log lines go to the application's logging."""
     host = open_host()
+    home = tmp_path / "home"
+    home.mkdir()
     try:
-        got = host.call(own_instance_then_a_started_cluster)
+        got = host.call(own_instance_then_a_started_cluster, str(home))
         leftover = host.processes()
     finally:
         host.close()
@@ -300,6 +321,10 @@ def test_default_starts_its_own_instance_and_address_joins_a_cluster() -> None:
     assert {d.result["probe"] for d in got["joined"]} == {None}
     assert leftover, "the `ray start` cluster should still be running until the host closed"
     assert host.processes() == []  # closing the host ended them
+    assert list(home.iterdir()) == [], "Ray wrote into the user's home"
+    assert got["auth_env"] is None  # the instance's own token left with it
+    assert got["stderr"] == "", got["stderr"]
+    assert got["ray_records"], "Ray's records should reach the application's logging"
 
 
 def test_the_overhead_benchmark_runs_and_reports_a_speedup(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,11 @@ def campaign() -> None:
     metavar="KEY=VALUE",
     help="Set a shared run option (dotted for nested ones); an error if it is an axis.",
 )
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="Also print libraries' log lines (Ray's...), which go to <campaign>/logs/campaign.log.",
+)
 def run(
     file: Path,
     dry_run: bool,
@@ -51,6 +58,7 @@ def run(
     executor: str | None,
     executor_option: tuple[str, ...],
     sets: tuple[str, ...],
+    verbose: bool,
 ) -> None:
     """Run the campaign FILE: every cell checked first, then run by its executor, each result
     stored as it ends (campaign.sqlite in the campaign directory)."""
@@ -91,7 +99,8 @@ def run(
         _print_plan(camp)
         return
     try:
-        outcome = run_campaign(camp, resume=resume, registry=registry, say=click.echo)
+        with library_logs(Path(camp.out_dir) / "logs" / LOG_NAME, verbose):
+            outcome = run_campaign(camp, resume=resume, registry=registry, say=click.echo)
     except KeyboardInterrupt:
         again = _resume_command(file, out, executor, executor_option, sets)
         click.echo(
@@ -114,6 +123,38 @@ def run(
     click.echo(f"compare: autorl compare {camp.out_dir}")
     if outcome.failed or outcome.infra_error:
         raise SystemExit(1)
+
+
+LOG_NAME = "campaign.log"
+
+
+@contextmanager
+def library_logs(log_file: Path, verbose: bool) -> Iterator[None]:
+    """Libraries' log records (Ray's start-up INFO and WARNING lines, Python warnings) go to the
+    campaign's log file, and to stderr only with ``--verbose``: the console shows the campaign's
+    own lines."""
+    import logging
+    import sys
+
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    handlers: list[logging.Handler] = [logging.FileHandler(log_file, encoding="utf-8")]
+    if verbose:
+        handlers.append(logging.StreamHandler(sys.stderr))
+    root = logging.getLogger()
+    level = root.level
+    for handler in handlers:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    logging.captureWarnings(True)
+    try:
+        yield
+    finally:
+        logging.captureWarnings(False)
+        root.setLevel(level)
+        for handler in handlers:
+            root.removeHandler(handler)
+            handler.close()
 
 
 def _resume_command(
@@ -212,7 +253,7 @@ def _print_plan(camp: Any) -> None:
     parallel = (
         ""
         if lanes == 1
-        else f", about {_minutes(estimate.makespan(seconds, lanes))} on {lanes} lanes"
+        else f", about {_minutes(estimate.makespan(seconds, lanes))} on {lanes} workers"
     )
     note = (
         f" (* no earlier run of that agent, task and model to measure from: its whole budget "
@@ -242,8 +283,11 @@ def _minutes(seconds: float) -> str:
 
 @campaign.command("status")
 @click.argument("campaign_dir", type=click.Path(path_type=Path, file_okay=False))
-def status(campaign_dir: Path) -> None:
-    """Cells of a campaign and where each stands."""
+@click.option("--json", "as_json", is_flag=True, help="Print the cells as JSON.")
+def status(campaign_dir: Path, as_json: bool) -> None:
+    """Cells of a campaign and where each stands now: a cell is running only while its run's
+    process lives (after a crash of the campaign process its cells show what their runs
+    recorded, or interrupted)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -263,8 +307,14 @@ def status(campaign_dir: Path) -> None:
     for c in cells:
         now = observed_status(c, runner_up, logs)
         stale += now != c["status"]
-        c["status"] = now
+        c["stored_status"], c["status"] = c["status"], now
         counts[now] = counts.get(now, 0) + 1
+    if as_json:
+        import json
+
+        shown = {"campaign": meta.get("name"), "running": runner_up, "counts": counts}
+        click.echo(json.dumps({**shown, "cells": cells}, indent=1, default=str))
+        return
     axes = [a for a in _json_list(meta.get("axes"))]
     table = Table(title=f"campaign {meta.get('name', campaign_dir)}", title_justify="left")
     for column in ("cell", *axes, "rep", "status", "tries", "protocol", "score", "improvement"):

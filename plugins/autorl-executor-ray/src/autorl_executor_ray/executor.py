@@ -15,11 +15,21 @@ Options (``[campaign] executor_options``):
 - ``runtime_env``: Ray's runtime environment for the job (``env_vars``, ``working_dir``...).
 
 A process already connected to Ray (``ray.init`` called before) is used as it is.
+
+Ray's own log lines (its ``ray`` logger: start-up INFO, token and resource WARNINGs) are not
+printed: they propagate to the root logger, where ``autorl campaign run`` writes them to the
+campaign's ``logs/campaign.log`` (and to the console with ``--verbose``); workers' output is not
+forwarded (each cell's run has its own log file). A local instance gets a token of its own in
+the environment (``RAY_AUTH_TOKEN``) unless one is configured, so Ray's token authentication
+stays on without Ray writing ``~/.ray/auth_token`` into the user's home.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
+import secrets
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,16 +207,54 @@ def _connected(opts: RayOptions) -> Iterator[Any]:
             )
         yield ray
         return
-    _init(ray, opts)
+    saved = {k: os.environ.get(k) for k in AUTH_ENV}
     try:
+        _init(ray, opts)
         yield ray
     finally:
         ray.shutdown()
+        for key, value in saved.items():  # ray.init sets RAY_AUTH_MODE in this process
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        _forget_token()
+
+
+def _forget_token() -> None:
+    """Ray caches the token it loaded: a later connection (another cluster) loads its own."""
+    with contextlib.suppress(Exception):
+        from ray._raylet import AuthenticationTokenLoader, Config
+
+        AuthenticationTokenLoader.instance().reset_cache()
+        Config.initialize("")  # the auth mode, read again from the restored environment
+
+
+AUTH_ENV = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+
+
+def _own_token() -> None:
+    """A token for a local instance, in the environment its processes inherit, unless the user
+    configured one: Ray would otherwise generate one into ``~/.ray/auth_token``."""
+    home_token = os.path.join(os.path.expanduser("~"), ".ray", "auth_token")
+    if any(os.environ.get(k) for k in AUTH_ENV) or os.path.exists(home_token):
+        return
+    os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+
+
+def _quiet(ray_logger: logging.Logger) -> None:
+    """Ray's records go where the application's logging sends them (not its own stderr
+    handler, which ``configure_logging=False`` removed)."""
+    ray_logger.handlers.clear()
+    ray_logger.propagate = True
 
 
 def _init(ray: Any, opts: RayOptions) -> None:
     runtime_env = opts.runtime_env or None
+    quiet = {"configure_logging": False, "log_to_driver": False}
+    _quiet(logging.getLogger("ray"))
     if opts.address is None:
+        _own_token()
         # "local": a new instance even if a `ray start` cluster is running on this machine
         ray.init(
             address="local",
@@ -214,10 +262,11 @@ def _init(ray: Any, opts: RayOptions) -> None:
             num_gpus=opts.num_gpus,
             runtime_env=runtime_env,
             include_dashboard=False,
+            **quiet,
         )
         return
     try:
-        ray.init(address=opts.address, runtime_env=runtime_env)
+        ray.init(address=opts.address, runtime_env=runtime_env, **quiet)
     except ImportError as exc:  # ray:// without the client extra
         raise ConfigError(
             f"executor 'ray': address {opts.address!r} needs Ray Client ({exc})",

@@ -291,6 +291,9 @@ def start_ray(**init_kwargs: Any) -> str:
     """``ray.init`` a local instance in the child (kept until the host closes); its address."""
     import ray
 
+    from autorl_executor_ray.executor import _own_token
+
+    _own_token()  # never ~/.ray/auth_token
     ray.init(address="local", include_dashboard=False, **init_kwargs)
     return ray.get_runtime_context().gcs_address
 
