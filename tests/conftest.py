@@ -16,10 +16,14 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 if importlib.util.find_spec("autorl_sandbox_docker") is not None:
     from autorl_sandbox_docker.testing import docker_engine  # noqa: F401  (a session fixture)
@@ -126,3 +130,33 @@ def installed_clis() -> dict[str, float]:
     seconds = _install_all()
     print(f"agent CLI installs (s): {json.dumps({k: round(v) for k, v in seconds.items()})}")
     return seconds
+
+
+@dataclass(frozen=True)
+class RepoDistribution:
+    """One ``pyproject.toml`` of the repository: what a user pip-installs by this name."""
+
+    name: str
+    path: Path
+    requires: tuple[Requirement, ...]
+    """``[project].dependencies``."""
+    extras: dict[str, tuple[Requirement, ...]]
+    """``[project.optional-dependencies]``."""
+
+
+@pytest.fixture(scope="session")
+def repo_distributions() -> dict[str, RepoDistribution]:
+    """Every distribution of the repository by canonical name (core and the plugins)."""
+    found = {}
+    for pyproject in [REPO / "core" / "pyproject.toml", *REPO.glob("plugins*/*/pyproject.toml")]:
+        project = tomllib.loads(pyproject.read_text())["project"]
+        name = canonicalize_name(project["name"])
+        extras = project.get("optional-dependencies", {})
+        found[name] = RepoDistribution(
+            name=name,
+            path=pyproject.parent,
+            requires=tuple(Requirement(line) for line in project.get("dependencies", [])),
+            extras={k: tuple(Requirement(line) for line in v) for k, v in extras.items()},
+        )
+    assert len(found) > 40, f"no pyproject.toml found under {REPO}"
+    return dict(sorted(found.items()))

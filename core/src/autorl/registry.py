@@ -274,8 +274,11 @@ class Registry:
                 f"autorl ships no {kind} {base!r}: install the plugin that provides it (its "
                 f"documentation names the distribution), then check with 'autorl list {kind}'"
             )
-        if any(p.name == package for p in self.failed_plugins()):
+        status = next((p.status for p in self.plugins if p.name == package), None)
+        if status == "failed":
             return f"{package} is installed but failed to load: see 'autorl plugins doctor'"
+        if status in ("blocked", "skipped"):
+            return f"{package} is installed but not loaded: AUTORL_PLUGINS/AUTORL_BLOCK_PLUGINS"
         if _installed(package):
             return f"{package} is installed but supplies no {kind} {base!r}: 'autorl plugins list'"
         return f"pip install {package} (it provides the {kind} {base!r}), then 'autorl list {kind}'"
