@@ -8,7 +8,6 @@ component below the run directory), and git runs with hooks, filters and config 
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import subprocess
@@ -16,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autorl_sandbox_common.agentfiles import OPEN_FLAGS, no_links_below
-
 from autorl_grading.history import SAFE_CONFIG
+from autorl_records.logs import parse_jsonl
+from autorl_sandbox_common.agentfiles import OPEN_FLAGS, no_links_below
 
 MAX_LOG_BYTES = 16 * 1024**2
 """What is read of one log (the tail is kept: a crash is at the end)."""
@@ -54,20 +53,9 @@ def read_capped(path: Path, root: Path, max_bytes: int = MAX_LOG_BYTES, tail: bo
 
 
 def read_jsonl(path: Path, root: Path, problems: list[str]) -> list[dict[str, Any]]:
-    """The JSON objects of a JSON-lines file; bad lines are skipped with a note in ``problems``."""
-    rows: list[dict[str, Any]] = []
-    text = read_capped(path, root)
-    for n, line in enumerate(text.splitlines()[:MAX_JSONL_LINES], 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            problems.append(f"{path.name}:{n}: not JSON (skipped)")
-            continue
-        if isinstance(row, dict):
-            rows.append(row)
-    return rows
+    """The JSON objects of an agent-written JSON-lines file (read capped, no links); bad
+    lines are skipped with a note in ``problems`` (the run record's parser)."""
+    return parse_jsonl(read_capped(path, root), path.name, problems, MAX_JSONL_LINES)
 
 
 @dataclass

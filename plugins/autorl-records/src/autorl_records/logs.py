@@ -79,22 +79,30 @@ def read_log(
     if len(data) > MAX_LOG_BYTES:
         notes.append(f"{name}: only the first {MAX_LOG_BYTES >> 20} MiB read")
         data = data[:MAX_LOG_BYTES]
-    entries = []
-    for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+    return parse_jsonl(data.decode("utf-8", errors="replace"), name, notes)
+
+
+def parse_jsonl(
+    text: str, name: str, problems: list[str], max_entries: int = MAX_ENTRIES
+) -> list[dict[str, Any]]:
+    """The JSON objects of JSON-lines ``text`` (of the file ``name``), in order; a line that
+    is not one is skipped with a note, entries past ``max_entries`` are left with one."""
+    entries: list[dict[str, Any]] = []
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        if len(entries) >= MAX_ENTRIES:
-            notes.append(f"{name}: only the first {MAX_ENTRIES} entries read")
+        if len(entries) >= max_entries:
+            problems.append(f"{name}: only the first {max_entries} entries read")
             break
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:
-            notes.append(f"{name}:{n}: not JSON (skipped)")
+            problems.append(f"{name}:{n}: not JSON (skipped)")
             continue
         if isinstance(entry, dict):
             entries.append(entry)
         else:
-            notes.append(f"{name}:{n}: not a JSON object (skipped)")
+            problems.append(f"{name}:{n}: not a JSON object (skipped)")
     return entries
 
 

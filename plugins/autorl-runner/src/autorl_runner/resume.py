@@ -112,17 +112,10 @@ def _finish_agentless(
             )
         finally:
             service.release()
-        outcome = RunOutcome(
-            engine.run_id,
-            run_dir,
-            float(baseline["score"]),
-            selection.get("best_dev"),
-            run_info["end_reason"],
-            score=block.get("score"),
-            score_se=block.get("score_se"),
-            score_baseline=block.get("baseline"),
-            protocol=engine.config.scoring.protocol,
-        )
+        outcome = RunOutcome.of(
+            engine.run_id, run_dir, baseline, selection, block, run_info,
+            engine.config.scoring.protocol,
+        )  # fmt: skip
     except AutorlError as exc:
         run_info["error"] = str(exc)
         events.warning("run_failed", error=str(exc))

@@ -55,6 +55,30 @@ class RunOutcome:
     score_baseline: float | None = None
     protocol: str = "reference"
 
+    @classmethod
+    def of(
+        cls,
+        run_id: str,
+        run_dir: Path,
+        baseline: dict[str, Any],
+        selection: dict[str, Any],
+        block: dict[str, Any],
+        run_info: dict[str, Any],
+        protocol: str,
+    ) -> RunOutcome:
+        """A run's (or a resumed run's) outcome from its baseline, selection and scoring."""
+        return cls(
+            run_id,
+            run_dir,
+            float(baseline["score"]),
+            selection.get("best_dev"),
+            run_info["end_reason"],
+            score=block.get("score"),
+            score_se=block.get("score_se"),
+            score_baseline=block.get("baseline"),
+            protocol=protocol,
+        )
+
     @property
     def improvement(self) -> float | None:
         """The run's improvement: its score minus the baseline on the score's split."""
@@ -205,16 +229,8 @@ class Run:
                 )
             finally:
                 phase.release()
-            outcome = RunOutcome(
-                self.run_id,
-                self.run_dir,
-                baseline["score"],
-                selection.get("best_dev"),
-                run_info["end_reason"],
-                score=block.get("score"),
-                score_se=block.get("score_se"),
-                score_baseline=block.get("baseline"),
-                protocol=protocol,
+            outcome = RunOutcome.of(
+                self.run_id, self.run_dir, baseline, selection, block, run_info, protocol
             )
         except KeyboardInterrupt:
             run_info.update(status="interrupted", end_reason="interrupted")
