@@ -114,6 +114,7 @@ def test_the_scripted_agent_on_a_task_without_a_recipe_is_refused_at_resolve() -
         resolve(config, registry)
 
 
+@pytest.mark.e2e  # a real run, interrupted
 def test_ctrl_c_exits_130_and_names_the_resume_command_on_unwrapped_lines(tmp_path: Path) -> None:
     runs = tmp_path / ("a-runs-directory-whose-path-is-longer-than-eighty-columns-" * 2)
     harness = subprocess.Popen(

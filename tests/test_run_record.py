@@ -19,6 +19,8 @@ from autorl.cli.main import cli
 from autorl.config import RunConfig
 from autorl.registry import Registry
 
+pytestmark = pytest.mark.e2e  # real runs
+
 OLD_RUN = Path(__file__).parent / "fixtures" / "run-v1-webshop"
 ANALYSIS_FILES = ("analysis.json", "report.html", "timeline.png")
 
