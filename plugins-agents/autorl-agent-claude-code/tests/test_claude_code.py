@@ -7,23 +7,20 @@ from pathlib import Path
 
 import pytest
 from autorl_agent_claude_code.agent import ClaudeCodeAgent, project_dir_name
-from autorl_agent_cli_common.testing import cli_context
-from autorl_testing import conformance
+from autorl_agent_cli_common.testing import CliAgentConformance, cli_context, launched
 
 from autorl.errors import ConfigError
 
 DATA = Path(__file__).parent / "data"
 
 
-class TestClaudeCodeConformance(conformance.AgentConformance):
+class TestClaudeCodeConformance(CliAgentConformance):
     plugin_module = "autorl_agent_claude_code.plugin"
     driver = "anthropic/claude-sonnet-4-6"
-    agent_options = {"executable": "echo"}
 
 
 def test_headless_launch_against_the_gateway(tmp_path: Path) -> None:
-    launch = ClaudeCodeAgent().launch(cli_context(tmp_path, driver="anthropic/claude-sonnet-4-6"))
-    argv, env = list(launch.argv), dict(launch.env)
+    argv, env, _ = launched(ClaudeCodeAgent(), tmp_path, driver="anthropic/claude-sonnet-4-6")
     assert argv[1] == "-p" and "Train the model." in argv[2]
     for flag in ("--dangerously-skip-permissions", "--verbose"):
         assert flag in argv

@@ -18,6 +18,7 @@ from autorl_agent_cli_common.adapter import (
 from autorl_agent_cli_common.install import MARKER, AgentTool, find_python
 from autorl_agent_cli_common.prompt import build_prompt, workspace_listing
 from autorl_agent_cli_common.trajectory import TrajectoryEvent, to_lines
+from autorl_testing import agent_context
 
 from autorl.errors import ConfigError
 from autorl.types import AgentContext
@@ -102,30 +103,22 @@ def test_find_python_gives_312_or_says_how(monkeypatch: pytest.MonkeyPatch) -> N
     assert out.strip() == "(3, 12)"
 
 
+PROMPTED = {
+    "description": "Solve grade-school math.",
+    "instructions": "# Instructions\nSubmit with POST /submit.",
+    "budget_seconds": 600,
+    "max_submissions": 4,
+    "driver": "openai/gpt-5.2",
+    "gateway_url": "http://127.0.0.1:6000/",
+}
+"""What the prompt tests look for: the task's text, the rules, the budget."""
+
+
 def _context(tmp_path: Path, **overrides: object) -> AgentContext:
-    workspace = tmp_path / "workspace"
-    if tmp_path.exists():
-        for sub in ("code", "data", "output", "models/base"):
-            (workspace / sub).mkdir(parents=True, exist_ok=True)
-        (workspace / "data" / "train.jsonl").write_text("{}\n")
-        (workspace / "description.md").write_text("desc")
-    fields = dict(
-        workspace=workspace,
-        home=tmp_path / "home",
-        task="gsm8k",
-        description="Solve grade-school math.",
-        instructions="# Instructions\nSubmit with POST /submit.",
-        grader_url="http://127.0.0.1:5000",
-        token="run-token",
-        budget_seconds=600,
-        max_submissions=4,
-        driver="openai/gpt-5.2",
-        gateway_url="http://127.0.0.1:6000/",
-        python=sys.executable,
-        options={},
-    )
-    fields.update(overrides)
-    return AgentContext(**fields)
+    ctx = agent_context(tmp_path, **{**PROMPTED, **overrides})
+    (ctx.workspace / "models" / "base").mkdir(exist_ok=True)
+    (ctx.workspace / "data" / "train.jsonl").write_text("{}\n")
+    return ctx
 
 
 def test_prompt_has_task_rules_listing_and_budget(tmp_path: Path) -> None:
@@ -153,9 +146,9 @@ def test_listing_is_bounded(tmp_path: Path) -> None:
     assert listing.count("\n") == 10 and listing.endswith("...")
 
 
-def test_model_name() -> None:
+def test_model_name(tmp_path: Path) -> None:
     def ctx(driver: str, **options: object) -> AgentContext:
-        return _context(Path("/nonexistent"), driver=driver, options=options)
+        return _context(tmp_path, driver=driver, options=options)
 
     assert model_name(ctx("openai/gpt-5.2")) == "gpt-5.2"
     assert model_name(ctx("vllm/Qwen/Qwen3-32B")) == "Qwen-Qwen3-32B"

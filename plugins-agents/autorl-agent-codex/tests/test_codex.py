@@ -5,23 +5,19 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from autorl_agent_cli_common.testing import cli_context
+from autorl_agent_cli_common.testing import CliAgentConformance, launched
 from autorl_agent_cli_common.trajectory import read_trajectory
 from autorl_agent_codex.agent import CodexAgent
-from autorl_testing import conformance
 
 DATA = Path(__file__).parent / "data"
 
 
-class TestCodexConformance(conformance.AgentConformance):
+class TestCodexConformance(CliAgentConformance):
     plugin_module = "autorl_agent_codex.plugin"
-    driver = "openai/gpt-5.2"
-    agent_options = {"executable": "echo"}
 
 
 def test_exec_through_a_custom_provider(tmp_path: Path) -> None:
-    launch = CodexAgent().launch(cli_context(tmp_path))
-    argv, env = list(launch.argv), dict(launch.env)
+    argv, env, _ = launched(CodexAgent(), tmp_path)
     assert argv[1:3] == ["exec", "--json"]
     assert "--dangerously-bypass-approvals-and-sandbox" in argv
     assert "--skip-git-repo-check" in argv

@@ -6,23 +6,20 @@ import json
 import shutil
 from pathlib import Path
 
-from autorl_agent_cli_common.testing import cli_context
+from autorl_agent_cli_common.testing import CliAgentConformance, cli_context, launched
 from autorl_agent_cli_common.trajectory import read_trajectory
 from autorl_agent_gemini_cli.agent import GeminiCliAgent
-from autorl_testing import conformance
 
 DATA = Path(__file__).parent / "data"
 
 
-class TestGeminiCliConformance(conformance.AgentConformance):
+class TestGeminiCliConformance(CliAgentConformance):
     plugin_module = "autorl_agent_gemini_cli.plugin"
     driver = "gemini/gemini-2.5-flash"
-    agent_options = {"executable": "echo"}
 
 
 def test_api_key_auth_and_settings(tmp_path: Path) -> None:
-    launch = GeminiCliAgent().launch(cli_context(tmp_path, driver="gemini/gemini-2.5-flash"))
-    argv, env = list(launch.argv), dict(launch.env)
+    argv, env, _ = launched(GeminiCliAgent(), tmp_path, driver="gemini/gemini-2.5-flash")
     assert argv[1] == "-p" and "--yolo" in argv
     assert argv[argv.index("-m") + 1] == "gemini-2.5-flash"
     assert argv[argv.index("--output-format") + 1] == "stream-json"

@@ -6,24 +6,19 @@ import json
 import shutil
 from pathlib import Path
 
-from autorl_agent_cli_common.testing import cli_context
+from autorl_agent_cli_common.testing import CliAgentConformance, launched
 from autorl_agent_cli_common.trajectory import read_trajectory
 from autorl_agent_opencode.agent import OpenCodeAgent
-from autorl_testing import conformance
 
 DATA = Path(__file__).parent / "data"
 
 
-class TestOpenCodeConformance(conformance.AgentConformance):
+class TestOpenCodeConformance(CliAgentConformance):
     plugin_module = "autorl_agent_opencode.plugin"
-    driver = "openai/gpt-5.2"
-    agent_options = {"executable": "echo"}
 
 
 def test_inline_provider_config_and_prompt_file(tmp_path: Path) -> None:
-    ctx = cli_context(tmp_path)
-    launch = OpenCodeAgent().launch(ctx)
-    argv, env = list(launch.argv), dict(launch.env)
+    argv, env, ctx = launched(OpenCodeAgent(), tmp_path)
     assert argv[1:4] == ["run", "--format", "json"]
     assert argv[argv.index("--model") + 1] == "autorl/gpt-5.2"
     assert argv[argv.index("--title") + 1] == "autorl"

@@ -5,24 +5,19 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from autorl_agent_cli_common.testing import cli_context
+from autorl_agent_cli_common.testing import CliAgentConformance, cli_context, launched
 from autorl_agent_cli_common.trajectory import read_trajectory
 from autorl_agent_openhands.agent import OpenHandsAgent
-from autorl_testing import conformance
 
 DATA = Path(__file__).parent / "data"
 
 
-class TestOpenHandsConformance(conformance.AgentConformance):
+class TestOpenHandsConformance(CliAgentConformance):
     plugin_module = "autorl_agent_openhands.plugin"
-    driver = "openai/gpt-5.2"
-    agent_options = {"executable": "echo"}
 
 
 def test_headless_through_litellm(tmp_path: Path) -> None:
-    ctx = cli_context(tmp_path)
-    launch = OpenHandsAgent().launch(ctx)
-    argv, env = list(launch.argv), dict(launch.env)
+    argv, env, ctx = launched(OpenHandsAgent(), tmp_path)
     for flag in ("--headless", "--json", "--override-with-envs", "--always-approve"):
         assert flag in argv
     assert "Train the model." in argv[argv.index("-t") + 1]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from autorl_agent_redteam import attacks
 from autorl_agent_redteam.agent import SCRIPT, RedteamAgent, validate_options, validate_targets
-from autorl_testing import conformance
+from autorl_testing import agent_context, conformance
 
 from autorl.errors import ConfigError
 from autorl.registry import get_registry
@@ -20,21 +20,7 @@ from autorl.types import AgentContext
 
 
 def context(tmp_path: Path, **options: Any) -> AgentContext:
-    workspace = tmp_path / "workspace"
-    (workspace / "code").mkdir(parents=True, exist_ok=True)
-    return AgentContext(
-        workspace=workspace,
-        home=tmp_path / "home",
-        task="gsm8k",
-        description="d",
-        instructions="i",
-        grader_url="http://127.0.0.1:9",
-        token="t",
-        budget_seconds=60.0,
-        max_submissions=3,
-        python=sys.executable,
-        options=options,
-    )
+    return agent_context(tmp_path, options=options)
 
 
 class TestRedteamConformance(conformance.AgentConformance):

@@ -17,7 +17,7 @@ from autorl_agent_scripted.agent import (
     option_flags,
     recipe_dir,
 )
-from autorl_testing import conformance
+from autorl_testing import agent_context, conformance
 
 from autorl import hookimpl
 from autorl.errors import ConfigError
@@ -26,21 +26,7 @@ from autorl.types import AgentContext
 
 
 def context(tmp_path: Path, task: str = "gsm8k", **options: object) -> AgentContext:
-    workspace = tmp_path / "workspace"
-    (workspace / "code").mkdir(parents=True, exist_ok=True)
-    return AgentContext(
-        workspace=workspace,
-        home=tmp_path / "home",
-        task=task,
-        description="d",
-        instructions="i",
-        grader_url="http://127.0.0.1:9",
-        token="t",
-        budget_seconds=60.0,
-        max_submissions=3,
-        python=sys.executable,
-        options=options,
-    )
+    return agent_context(tmp_path, task=task, options=options)
 
 
 class TestScriptedConformance(conformance.AgentConformance):

@@ -1,10 +1,16 @@
-"""Helpers for the CLI adapters' tests: a run-like context without installing any CLI."""
+"""Helpers for the CLI adapters' tests: a run-like context without installing any CLI.
+
+Test-time only: it needs the testing kit (``autorl-testing``), which the adapters' tests use.
+"""
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+from autorl_testing import agent_context
+from autorl_testing.conformance import AgentConformance
 
 from autorl.types import AgentContext
 
@@ -12,22 +18,18 @@ from autorl.types import AgentContext
 def cli_context(tmp_path: Path, driver: str = "openai/gpt-5.2", **options: Any) -> AgentContext:
     """A workspace and HOME under ``tmp_path``; ``executable`` defaults to ``echo`` so
     ``launch`` builds the command without installing the real CLI."""
-    workspace = tmp_path / "workspace"
-    for sub in ("code", "data", "output", "models"):
-        (workspace / sub).mkdir(parents=True, exist_ok=True)
-    (workspace / "description.md").write_text("Train the model.\n")
-    return AgentContext(
-        workspace=workspace,
-        home=tmp_path / "home",
-        task="gsm8k",
-        description="Train the model.",
-        instructions="# Instructions\nSubmit to the grading API.",
-        grader_url="http://127.0.0.1:5000",
-        token="run-token",
-        budget_seconds=300,
-        max_submissions=3,
-        driver=driver,
-        gateway_url="http://127.0.0.1:6000",
-        python=sys.executable,
-        options={"executable": "echo", **options},
-    )
+    return agent_context(tmp_path, driver=driver, options={"executable": "echo", **options})
+
+
+def launched(agent: Any, tmp_path: Path, **kwargs: Any) -> tuple[list[str], dict[str, str], Any]:
+    """``agent.launch`` on :func:`cli_context` (same arguments): argv, env and the context."""
+    ctx = cli_context(tmp_path, **kwargs)
+    launch = agent.launch(ctx)
+    return list(launch.argv), dict(launch.env), ctx
+
+
+class CliAgentConformance(AgentConformance):
+    """The agent conformance checks for a CLI adapter, with ``echo`` standing in for the CLI."""
+
+    driver: ClassVar[str | None] = "openai/gpt-5.2"
+    agent_options: ClassVar[Mapping[str, Any]] = {"executable": "echo"}

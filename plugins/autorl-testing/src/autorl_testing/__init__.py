@@ -35,6 +35,7 @@ from autorl_testing.conformance import (
 )
 from autorl_testing.helpers import (
     HEAVY_MODULES,
+    agent_context,
     heavy_modules_imported_by,
     registry_with,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "SandboxConformance",
     "SearchBackendConformance",
     "TaskConformance",
+    "agent_context",
     "heavy_modules_imported_by",
     "registry_with",
 ]

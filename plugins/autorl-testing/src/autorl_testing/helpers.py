@@ -7,11 +7,13 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from autorl.registry import Registry
+    from autorl.types import AgentContext
 
 HEAVY_MODULES: tuple[str, ...] = (
     "torch",
@@ -83,3 +85,32 @@ def registry_with(*modules: ModuleType | str, builtins: bool = False, **named: A
     for name, module in named.items():
         registry.register(load_module(module), name)
     return registry
+
+
+def agent_context(root: Path, **fields: Any) -> AgentContext:
+    """A run-like :class:`~autorl.types.AgentContext` under ``root``, to test an agent's
+    ``launch`` without a run: ``root/workspace`` with ``code/ data/ output/ models/`` and a
+    ``description.md`` (kept when there is one), HOME ``root/home``, loopback URLs that lead
+    nowhere, and the gateway's URL only when a ``driver`` is given. Any field can be overridden.
+    """
+    from autorl.types import AgentContext
+
+    workspace = Path(fields.pop("workspace", root / "workspace"))
+    for sub in ("code", "data", "output", "models"):
+        (workspace / sub).mkdir(parents=True, exist_ok=True)
+    description = fields.setdefault("description", "Train the model.")
+    if not (workspace / "description.md").exists():
+        (workspace / "description.md").write_text(description + "\n", encoding="utf-8")
+    defaults: dict[str, Any] = {
+        "home": workspace.parent / "home",
+        "task": "gsm8k",
+        "instructions": "# Instructions\nSubmit to the grading API.",
+        "grader_url": "http://127.0.0.1:5000",
+        "token": "run-token",
+        "budget_seconds": 300.0,
+        "max_submissions": 3,
+        "python": sys.executable,
+    }
+    if fields.get("driver"):
+        defaults["gateway_url"] = "http://127.0.0.1:6000"
+    return AgentContext(workspace=workspace, **{**defaults, **fields})
