@@ -13,6 +13,7 @@ from autorl_task_deepsearchqa import official
 from autorl_task_deepsearchqa.corpus import load_questions
 from autorl_task_deepsearchqa.task import EVALUATOR_CONFIG
 from autorl_testing import conformance
+from autorl_testing.workspace import run_kit
 
 from autorl.errors import ConfigError
 
@@ -88,14 +89,8 @@ def test_kit_holds_no_eval_question_or_answer_list(prepared) -> None:
 
 
 def test_kit_runs_train_questions_only_and_gives_sft_data(prepared, tmp_path: Path) -> None:
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    (workspace / "kit").symlink_to(prepared.kit_dir)
     eval_id = load_questions(prepared.eval_path)[0].session_id
     script = f"""
-import json, sys
-sys.path.insert(0, "kit")
-import autorl_kit as kit
 env = kit.make_env()
 ids = kit.train_ids()
 episodes = [kit.expert_episode(i, env) for i in ids]
@@ -109,11 +104,7 @@ print(json.dumps({{"n": len(env.session_ids), "ok": sum(e["success"] for e in ep
                   "refused": refused, "max_steps": env.max_steps, "first": first,
                   "modules": sorted(sys.modules)}}))
 """
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=workspace, capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
+    out = run_kit(tmp_path / "workspace", script, kit_dir=prepared.kit_dir, timeout=60)
     assert (out["n"], out["ok"], out["refused"], out["max_steps"]) == (100, 100, True, 6)
     assert "autorl_task_deepsearchqa" not in out["modules"] and "autorl" not in out["modules"]
     assert "torch" not in out["modules"]

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from autorl_task_webshop.prompt import (
 )
 from autorl_task_webshop.task import EVALUATOR_CONFIG, WebShopTask
 from autorl_testing import conformance
+from autorl_testing.workspace import run_kit
 
 from autorl.errors import ConfigError
 from autorl.types import TaskContext
@@ -102,13 +101,7 @@ def test_kit_holds_no_eval_goal(tmp_path: Path) -> None:
 def test_kit_runs_the_env_on_train_goals_only(tmp_path: Path) -> None:
     prepared = prepare(tmp_path)
     assert prepared.kit_dir is not None
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    (workspace / "kit").symlink_to(prepared.kit_dir)
     script = """
-import json, sys
-sys.path.insert(0, "kit")
-import autorl_kit as kit
 env = kit.make_env()
 goal = kit.load_train()[0]
 episode = kit.expert_episode(goal, env)
@@ -124,11 +117,7 @@ except KeyError:
 print(json.dumps({"n": len(env.session_ids), "reward": episode["reward"], "refused": refused,
                   "steps": len(episode["steps"]), "modules": sorted(sys.modules)}))
 """
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=workspace, capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
+    out = run_kit(tmp_path / "workspace", script, kit_dir=prepared.kit_dir, timeout=60)
     assert (out["n"], out["reward"], out["refused"]) == (500, 1.0, True)
     assert "autorl_task_webshop" not in out["modules"]  # the kit is self-contained
     assert "torch" not in out["modules"]
@@ -138,23 +127,13 @@ def test_kit_follows_the_reference_style(tmp_path: Path) -> None:
     """With the reference prompt the kit's ``build_messages`` and ``extract_action`` are the
     grader's, so an agent's SFT data (``expert_episode``) is in the graded format."""
     prepared = prepare(tmp_path, prompt="reference", eval_size=4)
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    (workspace / "kit").symlink_to(prepared.kit_dir)
     script = """
-import json, sys
-sys.path.insert(0, "kit")
-import autorl_kit as kit
 episode = kit.expert_episode(kit.train_ids()[0])
 print(json.dumps({"style": kit.PROMPT_STYLE, "window": kit.HISTORY_WINDOW,
                   "last": episode["steps"][-1]["messages"], "success": episode["success"],
                   "read": [kit.extract_action(r) for r in ("Action: click[x]", "go click[x]")]}))
 """
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=workspace, capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
+    out = run_kit(tmp_path / "workspace", script, kit_dir=prepared.kit_dir, timeout=60)
     assert (out["style"], out["window"], out["success"]) == ("reference", 5, True)
     assert out["read"] == ["click[x]", None]
     system, user = out["last"]
