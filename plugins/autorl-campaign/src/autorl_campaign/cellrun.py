@@ -36,12 +36,21 @@ the report) before it is killed."""
 
 _CHILDREN: set[subprocess.Popen[bytes]] = set()
 _CHILDREN_LOCK = threading.Lock()
+_STOPPING = threading.Event()
+"""Set by :func:`stop_children`: a job that starts its child after it stops it at once."""
+
+
+def allow_starts() -> None:
+    """A campaign starting in this process: cells may start children again."""
+    _STOPPING.clear()
 
 
 def stop_children() -> int:
     """SIGTERM every cell's child running in this process (a campaign being stopped): each run
-    stops its agent and records itself ``interrupted``; the jobs then return as usual. Safe in
-    a signal handler (no waiting). Returns how many were signalled."""
+    stops its agent and records itself ``interrupted``; the jobs then return as usual. A job
+    that starts its child after this stops it at once. Safe in a signal handler (no waiting).
+    Returns how many were signalled."""
+    _STOPPING.set()
     with _CHILDREN_LOCK:
         children = list(_CHILDREN)
     for proc in children:
@@ -147,6 +156,8 @@ def run_cell(job: CellJob, placement: Placement) -> dict[str, Any]:
         )
         with _CHILDREN_LOCK:
             _CHILDREN.add(proc)
+        if _STOPPING.is_set():  # the campaign was stopped while this job was starting
+            proc.send_signal(signal.SIGTERM)
         try:
             write_child(child_path(logs, job.run_id), run_id, run_dir, proc.pid, _iso(started))
             code = proc.wait()

@@ -26,7 +26,13 @@ from autorl_records import INFRA_ERROR, load_run
 
 from autorl.errors import AutorlError, ConfigError
 from autorl_campaign import liveness
-from autorl_campaign.cellrun import STOP_GRACE_S, CellJob, run_cell, stop_children
+from autorl_campaign.cellrun import (
+    STOP_GRACE_S,
+    CellJob,
+    allow_starts,
+    run_cell,
+    stop_children,
+)
 from autorl_campaign.results import run_results
 from autorl_campaign.spec import Campaign, Cell
 from autorl_campaign.store import CampaignStore
@@ -148,7 +154,8 @@ def settle(store: CampaignStore, logs: Path, wait_s: float = 0.0) -> dict[str, i
                 f"{child.pid}) although its campaign stopped",
                 hint=f"wait for it to end, or stop it (kill {child.pid}), then run again",
             )
-        status = record_run(store, row["cell_id"], row["run_dir"], None, None, None)
+        run_dir = child.run_dir if child is not None else row["run_dir"]  # a retry's, if any
+        status = record_run(store, row["cell_id"], run_dir, None, None, None)
         settled[status] = settled.get(status, 0) + 1
     for row in store.cells():
         ended = row["status"] in ("failed", "interrupted") and row.get("run_dir")
@@ -356,6 +363,7 @@ def run_campaign(
     )
     watcher = _Watcher(store, logs)
     watcher.start()
+    allow_starts()
     try:
         with stopping():
             for done in executor.as_completed(
