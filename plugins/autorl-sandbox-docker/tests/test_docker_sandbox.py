@@ -17,7 +17,7 @@ import pytest
 from autorl_sandbox_docker import image
 from autorl_sandbox_docker.sandbox import LABEL_RUN, DockerSandbox, connect, harness_labels
 from autorl_testing import SandboxConformance, heavy_modules_imported_by
-from autorl_testing.sandbox import HARNESS, STUBBORN, sandbox_request
+from autorl_testing.sandbox import HARNESS, LIMITS_PROBE, STUBBORN, sandbox_request
 
 from autorl.errors import ConfigError
 from autorl.types import Limits, SandboxRequest
@@ -186,25 +186,8 @@ def test_boundary_uid_capabilities_no_new_privs(tmp_path: Path) -> None:
     assert described["image"] == image.image_tag()
 
 
-LIMITS = textwrap.dedent(
-    """
-    import json, subprocess, sys, time
-    out = {}
-    r = subprocess.run([sys.executable, "-c",
-                        "b = bytearray(600 << 20); b[::4096] = b'x' * len(b[::4096])"])
-    out["memory_child"] = r.returncode
-    procs, n = [], 0
-    try:
-        for _ in range(200):
-            procs.append(subprocess.Popen(["sleep", "30"])); n += 1
-    except OSError:
-        pass
-    for p in procs:
-        p.kill()
-    out["forked"] = n
-    json.dump(out, open("limits.json", "w"))
-    time.sleep(1)  # the peak memory is sampled from the container's cgroup (4 times a second)
-    """
+LIMITS = LIMITS_PROBE + (
+    "time.sleep(1)  # the peak memory is sampled from the container's cgroup (4 times a second)\n"
 )
 
 

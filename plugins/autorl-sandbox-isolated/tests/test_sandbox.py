@@ -18,6 +18,7 @@ from autorl_sandbox_isolated.sandbox import IsolatedSandbox, bwrap_path
 from autorl_sandbox_local.sandbox import LocalSandbox
 from autorl_testing.sandbox import (
     HARNESS,
+    LIMITS_PROBE,
     STUBBORN,
     cgroups_gone,
     sandbox_cgroups,
@@ -182,27 +183,8 @@ def test_isolated_boundary(tmp_path: Path) -> None:
 
 @needs_bwrap
 def test_isolated_limits_memory_and_processes(tmp_path: Path, cgroups: None) -> None:
-    code = textwrap.dedent(
-        """
-        import json, subprocess, sys
-        out = {}
-        hog = "b = bytearray(600 << 20); b[::4096] = b'x' * len(b[::4096])"
-        r = subprocess.run([sys.executable, "-c", hog])
-        out["memory_child"] = r.returncode
-        procs, n = [], 0
-        try:
-            for _ in range(200):
-                procs.append(subprocess.Popen(["sleep", "30"])); n += 1
-        except OSError:
-            pass
-        for p in procs:
-            p.kill()
-        out["forked"] = n
-        json.dump(out, open("limits.json", "w"))
-        """
-    )
     limits = Limits(memory_bytes=300 * 1024**2, pids=64)
-    proc = IsolatedSandbox().start(request(tmp_path, code, limits=limits))
+    proc = IsolatedSandbox().start(request(tmp_path, LIMITS_PROBE, limits=limits))
     assert proc.wait(120) == 0, _log(tmp_path)
     out = json.loads((tmp_path / "run" / "workspace" / "limits.json").read_text())
     assert out["memory_child"] == -9  # OOM-killed inside the cgroup; the harness is untouched

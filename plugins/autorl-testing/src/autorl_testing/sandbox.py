@@ -35,6 +35,30 @@ STUBBORN = textwrap.dedent(
 """Ignores SIGTERM, forks three children (one detached with setsid + double fork), writes
 ``ready``: what ``terminate()`` must leave nothing of."""
 
+LIMITS_PROBE = textwrap.dedent(
+    """
+    import json, subprocess, sys, time
+    out = {}
+    hog = "b = bytearray(600 << 20); b[::4096] = b'x' * len(b[::4096])"
+    r = subprocess.run([sys.executable, "-c", hog])
+    out["memory_child"] = r.returncode
+    procs, n = [], 0
+    try:
+        for _ in range(200):
+            procs.append(subprocess.Popen(["sleep", "30"])); n += 1
+    except OSError:
+        pass
+    for p in procs:
+        p.kill()
+    out["forked"] = n
+    json.dump(out, open("limits.json", "w"))
+    """
+)
+"""An agent that tests its limits: a child that touches 600 MiB (``memory_child``: its exit
+status, -9 when the sandbox's memory limit killed it) and up to 200 processes (``forked``: how
+many started before the pids limit refused one), written to ``limits.json`` in the workspace.
+Run it with limits below both (e.g. 300 MiB, 64 pids)."""
+
 DAEMON = textwrap.dedent(
     """
     import os, time
