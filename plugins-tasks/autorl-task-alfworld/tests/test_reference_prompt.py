@@ -6,8 +6,6 @@ The examples file is the user's download; these tests write a synthetic one with
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ from autorl_task_alfworld.prompt import (
     required_examples,
 )
 from autorl_task_alfworld.task import SHIPPED, AlfWorldTask, parse_options
+from autorl_testing.workspace import run_kit
 from react_examples import write_examples
 
 from autorl.errors import ConfigError
@@ -195,13 +194,7 @@ def test_kit_serves_the_grader_prompt(reference_prepared: PreparedTask, tmp_path
     assert kit_dir is not None and (kit_dir / REACT_PROMPTS_FILE).is_file()
     config = json.loads((kit_dir / "alfworld_games" / "config.json").read_text())
     assert config["prompt"] == "reference"
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    (workspace / "kit").symlink_to(kit_dir)
     script = """
-import json, sys
-sys.path.insert(0, "kit")
-import autorl_kit as kit
 sid = kit.train_ids()[0]
 episode = kit.expert_episode(sid)
 env = kit.make_env()
@@ -209,11 +202,7 @@ print(json.dumps({"prompt": kit.PROMPT, "verbatim": env.verbatim, "type": kit.ta
                   "success": episode["success"], "steps": episode["steps"],
                   "action": kit.grader_action("  go to desk 1 ")}))
 """
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=workspace, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    out = json.loads(result.stdout.splitlines()[-1])
+    out = run_kit(tmp_path / "workspace", script, kit_dir=kit_dir, timeout=300)
     assert (out["prompt"], out["verbatim"], out["success"]) == ("reference", True, True)
     assert out["action"] == "go to desk 1"
     steps = out["steps"]

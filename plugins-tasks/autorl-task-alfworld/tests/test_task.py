@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from autorl_task_alfworld.prompt import (
 )
 from autorl_task_alfworld.task import DATA_ENV, AlfWorldTask, parse_options
 from autorl_testing import conformance
+from autorl_testing.workspace import run_kit
 from react_examples import write_examples
 
 from autorl.errors import ConfigError
@@ -133,13 +132,7 @@ def test_no_eval_game_reaches_the_kit_or_the_workspace(
 
 def test_kit_runs_the_engine_on_train_games_only(prepared: PreparedTask, tmp_path: Path) -> None:
     assert prepared.kit_dir is not None
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    (workspace / "kit").symlink_to(prepared.kit_dir)
     script = """
-import json, sys
-sys.path.insert(0, "kit")
-import autorl_kit as kit
 ids = kit.train_ids()
 episode = kit.expert_episode(ids[1])
 env = kit.make_env(max_steps=3)
@@ -153,11 +146,7 @@ print(json.dumps({"n": len(ids), "success": episode["success"], "reward": episod
                   "refused": refused, "steps": episode["steps"],
                   "window": kit.HISTORY_WINDOW, "modules": sorted(sys.modules)}))
 """
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=workspace, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    out = json.loads(result.stdout.splitlines()[-1])
+    out = run_kit(tmp_path / "workspace", script, kit_dir=prepared.kit_dir, timeout=300)
     assert (out["n"], out["success"], out["reward"], out["refused"]) == (120, True, 1.0, True)
     assert "autorl_task_alfworld" not in out["modules"] and "autorl" not in out["modules"]
     assert "torch" not in out["modules"]

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from autorl_task_deepsearchqa.judge import (
     reference_verdict,
 )
 from autorl_task_deepsearchqa.task import CONTRACTS, parse_options
+from autorl_testing.workspace import run_kit
 
 from autorl.errors import ConfigError
 
@@ -407,13 +406,7 @@ def test_protocol_module_plays_the_prepared_split(tmp_path: Path, prepare) -> No
 
 def test_kit_exposes_the_graders_format(tmp_path: Path, prepare) -> None:
     prepared = prepare(tmp_path / "cache", prompt="reference", eval_size=2, train_size=6)
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    (workspace / "kit").symlink_to(prepared.kit_dir)
     script = """
-import json, sys
-sys.path.insert(0, "kit")
-import autorl_kit as kit
 env = kit.make_env()
 out = {"prompt": kit.PROMPT, "env": type(env).__name__, "episodes": []}
 for sid in kit.train_ids():
@@ -436,11 +429,7 @@ print(json.dumps(out))
     for name in ("prompt_reference.py", "env_reference.py", "env.py", "corpus.py"):
         kit_file = Path(prepared.kit_dir) / "deepsearchqa_env" / name
         assert kit_file.read_text() == (package / name).read_text(), name
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=workspace, capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
+    out = run_kit(tmp_path / "workspace", script, kit_dir=prepared.kit_dir, timeout=60)
     assert (out["prompt"], out["env"]) == ("reference", "ReferenceEnv")
     assert all(e["success"] and all(e["same"]) for e in out["episodes"])
     actions = out["episodes"][0]["actions"]
