@@ -18,18 +18,26 @@ pytestmark = pytest.mark.e2e  # the benchmarks, each on real models and tasks
 REPO = Path(__file__).resolve().parents[1]
 
 
-def bench(script: str, *args: str, cache: Path) -> tuple[str, dict]:
-    out = cache / f"{script}.json"
+def run_bench(script: str, *args: str, cache: Path, status: int = 0) -> tuple[str, str]:
+    """``bench/<script> *args`` with its cache in ``cache``; its output, once it exited with
+    ``status`` (2: a refusal, which must be a message, not a traceback)."""
     env = {**os.environ, "AUTORL_CACHE": str(cache)}
     done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / script), *args, "--json", str(out)],
+        [sys.executable, str(REPO / "bench" / script), *args],
         capture_output=True,
         text=True,
         env=env,
         timeout=600,
     )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return done.stdout, json.loads(out.read_text())
+    assert done.returncode == status, done.stdout[-2000:] + done.stderr[-2000:]
+    assert status == 0 or "Traceback" not in done.stderr, done.stderr[-2000:]
+    return done.stdout, done.stderr
+
+
+def bench(script: str, *args: str, cache: Path) -> tuple[str, dict]:
+    out = cache / f"{script}.json"
+    stdout, _ = run_bench(script, *args, "--json", str(out), cache=cache)
+    return stdout, json.loads(out.read_text())
 
 
 def test_rollout_throughput_compares_lockstep_with_one_at_a_time(tmp_path: Path) -> None:
@@ -79,15 +87,8 @@ def test_eval_noise_scores_one_checkpoint_under_other_orders(tmp_path: Path) -> 
 
 
 def test_a_model_the_registry_lacks_is_a_clear_error(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "eval_noise.py"), "no-such-model"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "AUTORL_CACHE": str(tmp_path)},
-        timeout=300,
-    )
-    assert done.returncode == 2 and "no-such-model" in done.stderr
-    assert "Traceback" not in done.stderr
+    _, stderr = run_bench("eval_noise.py", "no-such-model", cache=tmp_path, status=2)
+    assert "no-such-model" in stderr
 
 
 def test_sandbox_overhead_times_start_up_per_sandbox(tmp_path: Path) -> None:
@@ -106,15 +107,8 @@ def test_vllm_bench_says_plainly_when_it_cannot_run(tmp_path: Path) -> None:
 
     if torch.cuda.is_available():
         pytest.skip("a GPU is here: the bench runs for real (make bench)")
-    done = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "vllm_eval.py"), "--model", "tiny"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "AUTORL_CACHE": str(tmp_path)},
-        timeout=300,
-    )
-    assert done.returncode == 2 and "needs a CUDA GPU and vllm" in done.stdout
-    assert "Traceback" not in done.stderr
+    stdout, _ = run_bench("vllm_eval.py", "--model", "tiny", cache=tmp_path, status=2)
+    assert "needs a CUDA GPU and vllm" in stdout
 
 
 def test_grader_edge_compares_intake_and_evaluation_before_and_after(tmp_path: Path) -> None:
