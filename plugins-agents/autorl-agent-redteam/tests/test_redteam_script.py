@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from autorl_agent_redteam import attacks
 from autorl_agent_redteam.agent import RedteamAgent, outcomes, read_results
+from autorl_testing import agent_context
 
 from autorl.types import AgentContext
 
@@ -109,15 +110,10 @@ def build_layout(root: Path) -> Layout:
 
 
 def context(workspace: Path, python: str = sys.executable, **options: Any) -> AgentContext:
-    return AgentContext(
+    return agent_context(
+        workspace.parent,
         workspace=workspace,
-        home=workspace.parent / "home",
-        task="gsm8k",
-        description="d",
-        instructions="i",
-        grader_url="http://127.0.0.1:9",
         token=TOKEN,
-        budget_seconds=60.0,
         max_submissions=10,
         python=python,
         options=options,
