@@ -492,7 +492,8 @@ class GradingService:
                 shutil.rmtree(self.storage / str(sub.submission_id), ignore_errors=True)
                 with self._lock:
                     if sub.status not in FINAL:
-                        self._fail(sub, f"intake failed: {type(exc).__name__}")
+                        failed = f"intake failed: {type(exc).__name__}"
+                        self._fail(sub, reasons.text(reasons.HARNESS, failed))
             finally:
                 self._intake_queue.task_done()
 
@@ -640,7 +641,7 @@ class GradingService:
             self.close_intake(reason)
             pending = [s for s in self._subs.values() if s.status not in FINAL]
             for sub in pending:
-                self._fail(sub, reason)
+                self._fail(sub, reasons.text(reasons.DEADLINE, reason))
         return [s.submission_id for s in pending]
 
     # resuming a run whose harness died ------------------------------------------------------
@@ -707,7 +708,7 @@ class GradingService:
             self._fail(
                 sub,
                 reasons.text(
-                    reasons.INFRA, "the harness stopped before this checkpoint was stored whole"
+                    reasons.HARNESS, "the harness stopped before this checkpoint was stored whole"
                 ),
             )
             return
