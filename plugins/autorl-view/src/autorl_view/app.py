@@ -61,8 +61,9 @@ def templates() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    from autorl_view.runpage import duration, plus_minus
+    from autorl_view.runpage import NO_VALUE, duration, plus_minus
 
+    env.globals["no_value"] = NO_VALUE
     env.filters["pm"] = plus_minus
     env.filters["duration"] = duration
     return env
@@ -136,8 +137,8 @@ def create_app(root: Path, token: str, port: int | None = None) -> Any:
     catalog = Catalog.open(root)
     env = templates()
 
-    def page(name: str, **context: Any) -> Response:
-        html = env.get_template(name).render(poll_ms=POLL_MS, **context)
+    def page(template: str, /, **context: Any) -> Response:
+        html = env.get_template(template).render(poll_ms=POLL_MS, **context)
         return Response(html, media_type="text/html; charset=utf-8")
 
     def not_found(what: str) -> Response:
@@ -200,7 +201,7 @@ def create_app(root: Path, token: str, port: int | None = None) -> Any:
 
         from autorl_view.runpage import live
 
-        key, run_dir = _run_dir(request)
+        _, run_dir = _run_dir(request)
         if run_dir is None:
             return JSONResponse({"error": "no such run"}, 404)
         return JSONResponse(live(load_run(run_dir)))

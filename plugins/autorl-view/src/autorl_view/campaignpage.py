@@ -11,7 +11,7 @@ from typing import Any
 
 from autorl.errors import AutorlError
 from autorl_view.catalog import Catalog
-from autorl_view.runpage import duration, plus_minus
+from autorl_view.runpage import NO_VALUE, duration, plus_minus
 
 
 def campaign_page(catalog: Catalog, campaign_dir: Path) -> dict[str, Any]:
@@ -87,11 +87,11 @@ def _cell_row(
 
 def _num(value: Any) -> str:
     if not isinstance(value, int | float) or math.isnan(value):
-        return "–"
+        return NO_VALUE
     return f"{value:.2f}"
 
 
 def _ci(low: Any, high: Any) -> str:
-    if _num(low) == "–" or _num(high) == "–":
+    if NO_VALUE in (_num(low), _num(high)):
         return ""
     return f"[{_num(low)}, {_num(high)}]"

@@ -19,7 +19,9 @@ HOST = "127.0.0.1"
     type=click.Path(path_type=Path, file_okay=False),
     default=Path("runs"),
 )
-@click.option("--port", type=click.IntRange(0, 65535), default=0, help="Port (default: a free one).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, help="Port (default: a free one)."
+)
 def view(directory: Path, port: int) -> None:
     """Browse runs and campaigns in the browser: a runs directory (default ./runs), one run's
     directory or a campaign's. Served on 127.0.0.1 only; the printed URL holds a token that
@@ -52,6 +54,8 @@ def view(directory: Path, port: int) -> None:
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     try:
         uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn shut down first, then re-raised the signal
+        pass
     finally:
         sock.close()
     click.echo("autorl view stopped", err=True)

@@ -22,6 +22,8 @@ MAX_TEXT = 20_000
 """Characters of one message, tool result or log excerpt shown."""
 MAX_DIFF_LINES = 2_000
 MAX_LOG_LINES = 2_000
+NO_VALUE = "\N{EN DASH}"
+"""What a missing number reads as."""
 QUIET_EVENTS = frozenset({"run_created", "manifest_written"})
 """Events whose content the page's header already shows."""
 
@@ -234,9 +236,7 @@ def _diff(history: Any, before: str | None, after: str) -> list[dict[str, Any]]:
             continue
         a = history.blob(old[path]).splitlines() if path in old else []
         b = history.blob(new[path]).splitlines() if path in new else []
-        lines = list(
-            difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", lineterm="", n=3)
-        )[2:]
+        lines = list(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", lineterm="", n=3))[2:]
         shown = lines[: max(0, budget)]
         budget -= len(shown)
         files.append(
@@ -269,7 +269,9 @@ def _when(ts: Any) -> float | None:
 
 
 def _clip(text: str, limit: int = MAX_TEXT) -> str:
-    return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n... ({len(text) - limit} more characters)"
 
 
 def _short(value: Any) -> str:
@@ -291,7 +293,7 @@ def duration(value: Any) -> str:
 def plus_minus(value: Any, se: Any) -> str:
     """A number with its standard error, as the reports write it."""
     if not isinstance(value, int | float):
-        return "–"
+        return NO_VALUE
     if isinstance(se, int | float) and not isinstance(se, bool):
         return f"{value:.2f} ± {se:.2f}"
     return f"{value:.2f}"
