@@ -271,6 +271,10 @@ def scenario(workdir: Path, flags: list[str]) -> None:
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert f"{len(finished)} skipped" in resumed.stdout
+    # libraries' log lines (Ray's) go to the campaign's log file, not the console
+    assert not re.search(r"\b(INFO|WARNING)\b", resumed.stdout + resumed.stderr), resumed.stderr
+    if "ray" in flags:
+        assert "ray" in (campaign_dir / "logs" / "campaign.log").read_text()
     after = cells(store)
     assert len(after) == 8 and {c["status"] for c in after.values()} == {"completed"}
     for cid, c in finished.items():  # finished before the last stop: not run again, untouched
