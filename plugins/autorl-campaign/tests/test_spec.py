@@ -107,6 +107,8 @@ def test_yaml_files_and_a_repeated_cell_is_run_once(tmp_path: Path) -> None:
         ("[campaign]\nexclude = [{ seed = 0 }]\n[axes]\nseed = [0]\n", "no cells left"),
         ("[campaign]\nreplicates = 0\n", "replicates must be a whole number >= 1"),
         ("[axes]\nseed = ['zero']\n", r"cell 1 of 1 \(seed=zero\) is invalid"),
+        ("budjet = { wall_seconds = 60 }\n", r"unknown top-level key 'budjet' \(did you mean"),
+        ("[axis]\nseed = [0]\n", r"unknown top-level key 'axis' \(did you mean 'axes'\?\)"),
     ],
 )
 def test_bad_campaign_files_say_what_and_where(tmp_path: Path, text: str, match: str) -> None:

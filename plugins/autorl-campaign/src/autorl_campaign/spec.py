@@ -346,6 +346,15 @@ def _expand(
     data = copy.deepcopy(raw)
     table = _campaign_table(data, path)
     axes = _axes_table(data, path)
+    for key in data:
+        if key not in RunConfig.model_fields:
+            close = difflib.get_close_matches(key, [*RunConfig.model_fields, "campaign", "axes"])
+            raise ConfigError(
+                f"campaign file {path}: unknown top-level key {key!r}"
+                + (f" (did you mean {close[0]!r}?)" if close else ""),
+                hint="a campaign file holds the shared run options, `campaign:` and `axes:`; "
+                f"run options: {_fields_hint()}",
+            )
     for key in PER_RUN_KEYS:
         if key in data:
             raise ConfigError(
