@@ -50,7 +50,10 @@ def cells(store: Path) -> dict[str, dict]:
         return {}
     with sqlite3.connect(store) as db:
         db.row_factory = sqlite3.Row
-        return {r["cell_id"]: dict(r) for r in db.execute("SELECT * FROM cells")}
+        try:
+            return {r["cell_id"]: dict(r) for r in db.execute("SELECT * FROM cells")}
+        except sqlite3.OperationalError:  # the campaign is creating it
+            return {}
 
 
 def runs_of(campaign_dir: Path) -> list[psutil.Process]:
