@@ -23,7 +23,7 @@ SCRIPTED = (
     "--agent-option", "sft_epochs=0.1",
 )  # fmt: skip
 MIXED = (
-    "--budget", "45", *SCRIPTED, "--agent-option", "grpo_steps=1",
+    "--budget", "90", *SCRIPTED, "--agent-option", "grpo_steps=1",
     "--agent-option", "grpo_generations=2", "--agent-option", "grpo_prompts=1",
     "--agent-option", "grpo_max_new_tokens=8",
 )  # fmt: skip
