@@ -22,10 +22,7 @@ FAST = {"initial_delay_s": 0.01, "jitter": 0.0}
 class TestAnthropicConformance(DriverConformance):
     plugin_module = "autorl_driver_anthropic.plugin"
     messages = USER
-
-    @pytest.fixture(autouse=True)
-    def _live(self, env: dict[str, str]) -> None:
-        self.component_options = {"model": MODEL, "env": env}
+    model = MODEL
 
 
 def test_normal_answer_with_usage_cost_and_key(fake: FakeProvider, env: dict) -> None:

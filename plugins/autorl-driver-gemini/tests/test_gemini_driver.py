@@ -34,10 +34,7 @@ def env(fake: FakeProvider) -> dict[str, str]:
 class TestGeminiConformance(DriverConformance):
     plugin_module = "autorl_driver_gemini.plugin"
     messages = USER
-
-    @pytest.fixture(autouse=True)
-    def _live(self, env: dict[str, str]) -> None:
-        self.component_options = {"model": MODEL, "env": env}
+    model = MODEL
 
 
 def test_normal_answer_usage_and_cost(fake: FakeProvider, env: dict) -> None:

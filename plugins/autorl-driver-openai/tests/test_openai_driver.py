@@ -27,10 +27,7 @@ FAST = {"initial_delay_s": 0.01, "jitter": 0.0}
 class TestOpenAIConformance(DriverConformance):
     plugin_module = "autorl_driver_openai.plugin"
     messages = USER
-
-    @pytest.fixture(autouse=True)
-    def _live(self, env: dict[str, str]) -> None:
-        self.component_options = {"model": "gpt-4o", "env": env}
+    model = "gpt-4o"
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])

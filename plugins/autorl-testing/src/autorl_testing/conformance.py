@@ -524,6 +524,15 @@ class DriverConformance(PluginConformance):
     messages: ClassVar[list[dict[str, Any]] | None] = None
     """Messages for a real ``complete`` call, or None to skip it."""
     complete_params: ClassVar[Mapping[str, Any]] = {}
+    model: ClassVar[str | None] = None
+    """With a model, the driver is created as ``{"model": model, "env": env}``, ``env`` being
+    the test's ``env`` fixture (say, a fake provider's URL and key): ``complete`` over real HTTP
+    without a real API."""
+
+    @pytest.fixture(autouse=True)
+    def _driver_env(self, request: pytest.FixtureRequest) -> None:
+        if self.model is not None:
+            self.component_options = {"model": self.model, "env": request.getfixturevalue("env")}
 
     def test_complete_returns_text_and_usage(self) -> None:
         if self.messages is None:
