@@ -6,20 +6,16 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from autorl_testing.runs import autorl_run
 
 torch = pytest.importorskip("torch")
 pytestmark = [
     pytest.mark.cuda,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
 ]
-AUTORL = shutil.which("autorl") or str(Path(sys.executable).parent / "autorl")
 NO_CGROUP_LIMITS = '[limits]\nmemory_gb = "none"\npids = "none"\n'
 """GPU hosts often give root no delegated cgroup (the machine these ran on refused one); the
 cgroup limits have tests of their own (the sandbox tests), these check the GPU paths."""
@@ -43,29 +39,12 @@ def test_nvml_sees_the_gpus_and_meters_them() -> None:
 def test_gsm8k_evaluates_on_the_gpu(tmp_path: Path) -> None:
     """A tiny run with the grader on CUDA (vLLM when installed): the manifest names the device
     and the baseline is scored."""
-    env = {**os.environ, "AUTORL_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
     cfg = tmp_path / "cuda.toml"
     cfg.write_text(NO_CGROUP_LIMITS)
-    argv = [
-        AUTORL,
-        "run",
-        "--config",
-        str(cfg),
-        "--task",
-        "gsm8k",
-        "--model",
-        "tiny",
-        "--device",
-        "cuda",
-    ]
-    done = subprocess.run(
-        [*argv, "--budget", "20", "--runs-dir", str(tmp_path / "runs"), "--run-id", "cuda"],
-        env=env,
-        capture_output=True,
-        text=True,
+    autorl_run(
+        tmp_path, "cuda", config=cfg, task="gsm8k", model="tiny", device="cuda", budget=20,
         timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    )  # fmt: skip
     manifest = json.loads((tmp_path / "runs" / "cuda" / "manifest.json").read_text())
     assert manifest["task"]["evaluator_config"]["device"] == "cuda"
     baseline = json.loads((tmp_path / "runs" / "cuda" / "baseline.json").read_text())
@@ -81,18 +60,11 @@ def test_deepspeed_recipe_on_the_agents_gpu(tmp_path: Path) -> None:
     pytest.importorskip("deepspeed", reason="needs deepspeed (autorl-agent-scripted[deepspeed])")
     cfg = tmp_path / "gpu.toml"
     cfg.write_text(f'device = "cpu"\n{NO_CGROUP_LIMITS}gpus = [0]\n[budget]\nwall_seconds = 240\n')
-    env = {**os.environ, "AUTORL_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
     options = ["deepspeed=zero3", "rounds=1"]
-    done = subprocess.run(
-        [AUTORL, "run", "--config", str(cfg), "--task", "gsm8k", "--model", "tiny"]
-        + [a for o in options for a in ("--agent-option", o)]
-        + ["--runs-dir", str(tmp_path / "runs"), "--run-id", "dsgpu"],
-        env=env,
-        capture_output=True,
-        text=True,
+    autorl_run(
+        tmp_path, "dsgpu", config=cfg, task="gsm8k", model="tiny", agent_option=options,
         timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    )  # fmt: skip
     run_dir = tmp_path / "runs" / "dsgpu"
     log = (run_dir / "agent.log").read_text()
     assert "sft (deepspeed zero3, 1 rank(s)) on cuda" in log, log[-3000:]

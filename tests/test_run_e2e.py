@@ -9,17 +9,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from autorl_testing.runs import AUTORL, autorl_run, completed_summary
 
 from autorl.digest import installed_digest
 
 pytestmark = pytest.mark.e2e  # real `autorl run`s of the tiny model
 
-AUTORL = str(Path(sys.executable).parent / "autorl")
 HARNESS_RECORDS = {
     "manifest.json",
     "submissions.jsonl",
@@ -34,34 +33,12 @@ HARNESS_RECORDS = {
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("e2e")
-    env = {
-        **os.environ,
-        "AUTORL_CACHE": str(root / "cache"),
+    keys = {
         "OPENAI_API_KEY": "sk-fake-harness-key-123",
         "ANTHROPIC_API_KEY": "sk-ant-fake-harness-key-456",
-        "HF_HUB_OFFLINE": "1",
     }
     started = time.monotonic()
-    done = subprocess.run(
-        [
-            AUTORL,
-            "run",
-            "--task",
-            "gsm8k",
-            "--model",
-            "tiny",
-            "--runs-dir",
-            str(root / "runs"),
-            "--run-id",
-            "tiny",
-            "--budget",
-            "90",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = autorl_run(root, "tiny", task="gsm8k", model="tiny", budget=90, env=keys, check=False)
     return {
         "proc": done,
         "seconds": time.monotonic() - started,
@@ -76,14 +53,10 @@ def test_tiny_run_completes_quickly_with_a_report(tiny_run: dict) -> None:
     assert "baseline" in proc.stdout and "improvement" in proc.stdout
     assert tiny_run["seconds"] < 180, tiny_run["seconds"]  # 2 min target, slack for CI noise
     run_dir = tiny_run["run_dir"]
-    summary = json.loads((run_dir / "report" / "summary.json").read_text())
-    assert summary["baseline_score"] is not None
-    assert summary["submissions"], "the scripted agent submitted nothing"
-    assert any(row["status"] == "scored" for row in summary["submissions"])
+    summary = completed_summary(run_dir)
     assert (run_dir / "report" / "report.md").read_text().strip()
     assert (run_dir / "report" / "score_over_time.png").stat().st_size > 1000
     run_info = json.loads((run_dir / "run.json").read_text())
-    assert run_info["status"] == "completed"
     assert summary["comparable"] is True and summary["problems"] == []
     assert run_info["sandbox"]["name"] == "isolated" and run_info["sandbox"]["oom_kills"] == 0
 
@@ -151,30 +124,9 @@ def test_second_run_reuses_the_cached_baseline_and_local_is_not_comparable(
     tiny_run: dict,
 ) -> None:
     root: Path = tiny_run["root"]
-    env = {**os.environ, "AUTORL_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [
-            AUTORL,
-            "run",
-            "--task",
-            "gsm8k",
-            "--model",
-            "tiny",
-            "--runs-dir",
-            str(root / "runs"),
-            "--run-id",
-            "again",
-            "--budget",
-            "5",
-            "--sandbox",
-            "local",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    done = autorl_run(
+        root, "again", task="gsm8k", model="tiny", budget=5, sandbox="local", timeout=300
     )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     baseline = json.loads((root / "runs" / "again" / "baseline.json").read_text())
     assert baseline["cached"] is True
     # the development sandbox says loudly, everywhere, that its score is not comparable
@@ -192,13 +144,7 @@ def test_quiet_prints_the_summary_and_nothing_else(tiny_run: dict) -> None:
     """``--quiet`` means quiet: no progress bars, no library warnings or loading bars on either
     stream, only the final summary (the baseline is cached by the first run here)."""
     root: Path = tiny_run["root"]
-    env = {**os.environ, "AUTORL_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [AUTORL, "run", "--task", "gsm8k", "--model", "tiny", "--budget", "5", "--quiet",
-         "--runs-dir", str(root / "runs"), "--run-id", "quiet"],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    done = autorl_run(root, "quiet", task="gsm8k", model="tiny", budget=5, quiet=True, timeout=300)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     assert len(lines) == 2, done.stdout
     assert lines[0].startswith("run quiet: baseline") and lines[1].startswith("report: ")
@@ -280,18 +226,8 @@ def test_the_recipe_trains_under_deepspeed_in_the_sandbox(tmp_path: Path) -> Non
     (LoRA) runs as two DeepSpeed ZeRO-3 ranks (gloo over the sandbox's own loopback) inside the
     isolated sandbox, from the agent runtime, and its merged model is submitted and scored."""
     pytest.importorskip("deepspeed", reason="needs deepspeed (autorl-agent-scripted[deepspeed])")
-    env = {**os.environ, "AUTORL_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
     options = ["deepspeed=zero3", "processes=2", "rounds=1", "no-grpo=true"]
-    done = subprocess.run(
-        [AUTORL, "run", "--task", "gsm8k", "--model", "tiny", "--budget", "60"]
-        + [a for o in options for a in ("--agent-option", o)]
-        + ["--runs-dir", str(tmp_path / "runs"), "--run-id", "ds"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    autorl_run(tmp_path, "ds", task="gsm8k", model="tiny", budget=60, agent_option=options)
     log = (tmp_path / "runs" / "ds" / "agent.log").read_text()
     assert "sft (deepspeed zero3, 2 rank(s))" in log, log[-2000:]
     submissions = (tmp_path / "runs" / "ds" / "submissions.jsonl").read_text()

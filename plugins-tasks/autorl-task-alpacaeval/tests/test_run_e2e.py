@@ -5,17 +5,14 @@ grader judges the submission, and the report says who judged and what it cost.""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import autorl_agent_scripted  # noqa: F401
 import autorl_model_tiny  # noqa: F401
 import pytest
+from autorl_testing.runs import autorl_run
 
-AUTORL = str(Path(sys.executable).parent / "autorl")
 EVAL_SIZE = 16
 
 pytestmark = pytest.mark.slow  # ~40 s on an idle 2-core machine; minutes under load
@@ -24,26 +21,12 @@ pytestmark = pytest.mark.slow  # ~40 s on an idle 2-core machine; minutes under 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("alpacaeval-e2e")
-    env = {**os.environ, "AUTORL_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1"}
     started = time.monotonic()
-    done = subprocess.run(
-        [
-            AUTORL, "run",
-            "--task", "alpacaeval",
-            "--model", "tiny",
-            "--agent", "scripted",
-            "--budget", "150",  # a cap: the recipe exits after its one short round
-            "--runs-dir", str(root / "runs"),
-            "--run-id", "ae",
-            "--task-option", f"eval_size={EVAL_SIZE}",
-            "--evaluator-option", "max_new_tokens=48",
-            "--agent-option", "rounds=1",
-            "--agent-option", "epochs=0.25",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    done = autorl_run(
+        root, "ae", task="alpacaeval", model="tiny", agent="scripted",
+        budget=150,  # a cap: the recipe exits after its one short round
+        task_option=f"eval_size={EVAL_SIZE}", evaluator_option="max_new_tokens=48",
+        agent_option=["rounds=1", "epochs=0.25"], check=False,
     )  # fmt: skip
     return {"proc": done, "seconds": time.monotonic() - started, "run_dir": root / "runs" / "ae"}
 

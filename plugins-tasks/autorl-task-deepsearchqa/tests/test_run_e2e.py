@@ -4,56 +4,25 @@ real HTTP to the grader, the report. Small options keep it bounded (4 held-out q
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import autorl_agent_scripted.agent as scripted
 import autorl_evaluator_rollout  # noqa: F401
 import autorl_model_tiny  # noqa: F401
 import pytest
-
-AUTORL = str(Path(sys.executable).parent / "autorl")
+from autorl_testing.runs import autorl_run, completed_summary
 
 
 @pytest.mark.slow
 def test_tiny_run_completes_with_a_report(tmp_path: Path) -> None:
     if "deepsearchqa" not in scripted.available_recipes():
         pytest.skip("the scripted agent has no deepsearchqa recipe")
-    env = {**os.environ, "AUTORL_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run(
-        [
-            AUTORL,
-            "run",
-            "--task",
-            "deepsearchqa",
-            "--model",
-            "tiny",
-            "--task-option",
-            "eval_size=4",
-            "--evaluator-option",
-            "batch_size=4",
-            "--budget",
-            "70",
-            "--runs-dir",
-            str(tmp_path / "runs"),
-            "--run-id",
-            "dsqa",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=540,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    autorl_run(
+        tmp_path, "dsqa", task="deepsearchqa", model="tiny", task_option="eval_size=4",
+        evaluator_option="batch_size=4", budget=70, timeout=540,
+    )  # fmt: skip
     run_dir = tmp_path / "runs" / "dsqa"
-    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
-    summary = json.loads((run_dir / "report" / "summary.json").read_text())
-    assert summary["baseline_score"] is not None
-    assert summary["submissions"], "the scripted agent submitted nothing"
-    assert any(row["status"] == "scored" for row in summary["submissions"])
+    completed_summary(run_dir)
     assert (run_dir / "report" / "report.md").read_text().strip()
     workspace = run_dir / "workspace"
     assert (workspace / "kit" / "autorl_kit.py").is_file()

@@ -1,0 +1,64 @@
+"""Real runs through the real CLI, for end-to-end tests of a task, an agent or a sandbox.
+
+``autorl run`` in a fresh process is the only honest end-to-end check: entry points, the
+sandbox, the grader's HTTP and the report as a user gets them. These helpers name the flags
+once and check what every finished run must show::
+
+    done = autorl_run(tmp_path, "mine", task="mine", model="tiny", budget=60)
+    summary = completed_summary(tmp_path / "runs" / "mine")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+AUTORL = str(Path(sys.executable).parent / "autorl")
+"""The CLI of the environment the tests run in."""
+
+
+def autorl_run(
+    root: Path,
+    run_id: str,
+    *,
+    env: Mapping[str, str | None] | None = None,
+    timeout: float = 600,
+    check: bool = True,
+    **flags: Any,
+) -> subprocess.CompletedProcess[str]:
+    """``autorl run --<flag> <value>... --runs-dir root/runs --run-id run_id``.
+
+    A flag's underscores become dashes; a list or tuple repeats the flag
+    (``task_option=["a=1", "b=2"]``); ``True`` passes it bare. The environment is this one's with
+    the cache in ``root/cache`` and the hub offline, then ``env`` (``None`` unsets a variable).
+    ``check`` fails the test with
+    the output's tail when the run exits non-zero.
+    """
+    argv = [AUTORL, "run"]
+    for key, value in flags.items():
+        flag = f"--{key.replace('_', '-')}"
+        for item in value if isinstance(value, list | tuple) else [value]:
+            argv += [flag] if item is True else [flag, str(item)]
+    argv += ["--runs-dir", str(root / "runs"), "--run-id", run_id]
+    base = {**os.environ, "AUTORL_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1"}
+    merged = {k: v for k, v in {**base, **(env or {})}.items() if v is not None}
+    done = subprocess.run(argv, env=merged, capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+def completed_summary(run_dir: Path) -> dict[str, Any]:
+    """The report's ``summary.json`` of a run that completed with a baseline and at least one
+    scored submission (what every successful end-to-end run shows), or the failing assert."""
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "completed"
+    summary = json.loads((run_dir / "report" / "summary.json").read_text())
+    assert summary["baseline_score"] is not None
+    assert summary["submissions"], "the agent submitted nothing"
+    assert any(row["status"] == "scored" for row in summary["submissions"]), summary["submissions"]
+    return summary
