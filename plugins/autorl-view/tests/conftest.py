@@ -61,7 +61,8 @@ def manifest(run_id: str, agent: str = "react", driver: str | None = "scripted/e
 
 
 def code_history(git_dir: Path, snapshots: list[dict[str, str]]) -> list[str]:
-    """A bare repository with one commit per snapshot of ``code/``; the revisions."""
+    """A bare repository with one commit per snapshot of ``code/`` (paths below it); the
+    revisions."""
     env = {
         **os.environ,
         "GIT_AUTHOR_NAME": "autorl",
@@ -120,8 +121,8 @@ def evil_run(runs: Path, run_id: str = "evil", with_driver: bool = True) -> Path
     revs = code_history(
         run_dir / "code-history.git",
         [
-            {"code/train.py": "print('v1')\n"},
-            {"code/train.py": f"print('v2')  # {PAYLOAD}\n", f"code/{PAYLOAD[:40]}.py": PAYLOAD},
+            {"train.py": "print('v1')\n"},  # paths below code/, as the harness keeps them
+            {"train.py": f"print('v2')  # {PAYLOAD}\n", f"{PAYLOAD[:40]}.py": PAYLOAD},
         ],
     )
     write_lines(
@@ -397,3 +398,10 @@ def payload() -> str:
 def serve() -> type[Served]:
     """Start another viewer: ``serve(root)`` (stop it with ``.server.stop()``)."""
     return Served
+
+
+@pytest.fixture
+def live_run(served_root: Path) -> Path:
+    """A running run of this test's own (the test rewrites its files)."""
+    n = len(list((served_root / "runs").glob("live-*")))
+    return running_run(served_root / "runs", f"live-{n + 1}")

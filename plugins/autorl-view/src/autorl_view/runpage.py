@@ -72,8 +72,59 @@ def run_page(run_dir: Path) -> dict[str, Any]:
         "analysed": analysis is not None,
         "route": adata.get("best_route") or adata.get("route"),
         "submissions": _submissions(record, routes, problems),
+        "chart": score_chart(record),
         "transcript": _transcript(record, problems),
         "problems": problems,
+    }
+
+
+CHART_W, CHART_H, CHART_PAD = 640, 180, 34
+
+
+def score_chart(record: RunRecord) -> dict[str, Any] | None:
+    """Each scored submission's score over the agent's time, the baseline and the budget, as
+    coordinates of a small SVG (numbers only: nothing from the run becomes markup)."""
+    points = [
+        (float(s.elapsed_s), float(s.score), s.submission_id)
+        for s in record.submissions
+        if s.score is not None and s.elapsed_s is not None
+    ]
+    if not points:
+        return None
+    base = record.baseline.score if record.baseline is not None else None
+    scores = [p[1] for p in points] + ([base] if base is not None else [])
+    low, high = min(scores), max(scores)
+    if high - low < 1e-9:
+        low, high = low - 1, high + 1
+    span_x = max([record.budget_seconds or 0.0, *(p[0] for p in points)]) or 1.0
+    inner_w, inner_h = CHART_W - 2 * CHART_PAD, CHART_H - 2 * CHART_PAD
+
+    def x(t: float) -> float:
+        return round(CHART_PAD + inner_w * t / span_x, 1)
+
+    def y(v: float) -> float:
+        return round(CHART_PAD + inner_h * (high - v) / (high - low), 1)
+
+    dots = [
+        {"x": x(t), "y": y(v), "label": f"#{sid}: {v:.2f} at {duration(t)}"} for t, v, sid in points
+    ]
+    best, line = float("-inf"), []
+    for t, v, _ in points:  # best so far: what a reference run's score would be then
+        best = max(best, v)
+        line.append(f"{x(t)},{y(best)}")
+    return {
+        "w": CHART_W,
+        "h": CHART_H,
+        "dots": dots,
+        "best": " ".join(line),
+        "baseline_y": y(base) if base is not None else None,
+        "left": CHART_PAD,
+        "right": CHART_W - CHART_PAD,
+        "top": CHART_PAD,
+        "bottom": CHART_H - CHART_PAD,
+        "high": f"{high:.2f}",
+        "low": f"{low:.2f}",
+        "span": duration(span_x),
     }
 
 
