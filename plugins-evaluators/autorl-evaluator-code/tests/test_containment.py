@@ -19,7 +19,12 @@ ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="user switch and RLIMIT_NPROC need root")
 
 
-def leftovers(slot: int = 0) -> list[psutil.Process]:
+ALONE = 999
+"""A slot far from where other evaluations on this machine claim uids (from ``UID_BASE``), so
+the leftover checks below see only their own program's processes, even with tests in parallel."""
+
+
+def leftovers(slot: int = ALONE) -> list[psutil.Process]:
     uid = sandbox_uid(slot)
     return [p for p in psutil.process_iter(["uids"]) if p.info["uids"].real == uid]
 
@@ -48,7 +53,7 @@ def test_infinite_loop_is_killed_and_others_still_pass() -> None:
 def test_fork_bomb_is_limited_and_reaped() -> None:
     bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
     started = time.monotonic()
-    outcome = run_program(bomb, Limits(timeout_s=2, nproc=16))
+    outcome = run_program(bomb, Limits(timeout_s=2, nproc=16), slot=ALONE)
     assert outcome.status == "timeout"
     assert outcome.flags["rlimit_nproc"] and outcome.flags["dropped_user"]
     assert time.monotonic() - started < 15
@@ -59,7 +64,7 @@ def test_fork_bomb_is_limited_and_reaped() -> None:
 @needs_root
 def test_escaped_daemon_is_killed_by_uid() -> None:
     daemon = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(600)\n"
-    assert run_program(daemon).status == "passed"
+    assert run_program(daemon, slot=ALONE).status == "passed"
     assert leftovers() == []
 
 

@@ -11,15 +11,18 @@ What the child could actually apply is returned in :attr:`Outcome.flags`.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +78,44 @@ def minimal_env(home: Path) -> dict[str, str]:
 def sandbox_uid(slot: int) -> int | None:
     """The uid a worker slot runs programs as; None when we are not root (no user switch)."""
     return UID_BASE + slot if os.geteuid() == 0 else None
+
+
+UID_SLOTS = 1024
+"""How many sandbox uids (``UID_BASE`` on) programs on one machine may hold at once."""
+LOCK_DIR = Path("/run/autorl-code-sandbox")
+"""Root's lock files, one per uid in use (``/run``: root-owned, emptied at boot)."""
+
+
+@contextlib.contextmanager
+def claimed_uid(slot: int) -> Iterator[int | None]:
+    """A sandbox uid no other process on this machine is using, held (``flock``) while the
+    program runs: the first free one from ``UID_BASE + slot`` on. Two evaluations at once in
+    separate processes (a campaign's pool, parallel test workers) would otherwise share
+    ``UID_BASE + 0``, and each one's cleanup by uid would kill the other's programs. ``None``
+    when we are not root (no user switch, nothing to share)."""
+    if sandbox_uid(slot) is None:
+        yield None
+        return
+    LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
+    info = LOCK_DIR.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0:
+        raise RuntimeError(f"{LOCK_DIR} is not a root-owned directory: remove it and retry")
+    for attempt in range(UID_SLOTS * 2):
+        uid = UID_BASE + (slot + attempt) % UID_SLOTS
+        fd = os.open(LOCK_DIR / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            if attempt >= UID_SLOTS:
+                time.sleep(0.05)  # every uid busy: wait for one
+            continue
+        try:
+            yield uid
+        finally:
+            os.close(fd)  # releases the lock
+        return
+    raise RuntimeError(f"no free sandbox uid among {UID_SLOTS} after waiting")
 
 
 def kill_leftovers(pgid: int, uid: int | None) -> int:
@@ -133,8 +174,13 @@ def run_program(
     root_dir: Path | None = None,
 ) -> Outcome:
     """Execute ``program`` (a complete Python source) and tell whether it ran to the end."""
-    limits = limits or Limits()
-    uid = sandbox_uid(slot)
+    with claimed_uid(slot) as uid:
+        return _run(program, limits or Limits(), uid, isolate_network, root_dir)
+
+
+def _run(
+    program: str, limits: Limits, uid: int | None, isolate_network: bool, root_dir: Path | None
+) -> Outcome:
     started = time.monotonic()
     host_dir = Path(tempfile.mkdtemp(prefix="autorl-code-host-", dir=root_dir))
     work = host_dir / "work"
