@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -193,33 +192,20 @@ def run_cell(agent: str, backend: str, root: Path) -> Cell:
     from autorl_llm.drivers import open_driver
     from autorl_llm.gateway import Gateway
     from autorl_llm.testing import FakeProvider
-
-    from autorl.types import AgentContext
+    from autorl_testing import agent_context
 
     cell = Cell(agent, backend)
     where = root / f"{agent}--{backend}"
-    workspace = where / "workspace"
-    for sub in ("code", "data", "output", "models"):
-        (workspace / sub).mkdir(parents=True, exist_ok=True)
     driver_name, options, ids = BACKENDS[backend]
     with FakeProvider(api_key=UPSTREAM_KEY, responder=cell.respond, ids=ids) as fake:
         driver = open_driver(driver_name, max_attempts=2, initial_delay_s=0, **options(fake))
         with Gateway(driver, token=TOKEN, log_path=where / "driver_calls.jsonl") as gateway:
-            ctx = AgentContext(
-                workspace=workspace,
-                home=where / "home",
-                task="matrix",
-                description="Run three shell steps.",
+            ctx = agent_context(
+                where, task="matrix", description="Run three shell steps.",
                 instructions="Run the shell commands you are asked to run, then stop.",
-                grader_url="http://127.0.0.1:9",
-                token=TOKEN,
-                budget_seconds=300,
-                max_submissions=1,
-                driver=driver_name,
-                gateway_url=gateway.url,
-                python=sys.executable,
-                options={},
-            )
+                token=TOKEN, max_submissions=1, driver=driver_name, gateway_url=gateway.url,
+            )  # fmt: skip
+            workspace = ctx.workspace
             launch = cli_agents([agent])[agent].launch(ctx)
             env = {
                 "AUTORL_TOKEN": TOKEN,
