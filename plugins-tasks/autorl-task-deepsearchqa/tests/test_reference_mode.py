@@ -29,6 +29,7 @@ from autorl_task_deepsearchqa.judge import (
     reference_verdict,
 )
 from autorl_task_deepsearchqa.task import CONTRACTS, parse_options
+from autorl_testing import evaluate_prepared
 from autorl_testing.workspace import run_kit
 
 from autorl.errors import ConfigError
@@ -447,24 +448,16 @@ def test_rollout_evaluator_plays_the_reference_prompt(tmp_path: Path, prepare) -
 
     from autorl.contracts import prepared_contract
     from autorl.registry import get_registry
-    from autorl.types import EvalRequest
 
     prepared = prepare(tmp_path / "cache", prompt="reference", eval_size=2, train_size=4)
     model_dir = tiny.TinyModel().materialize(tmp_path / "models").path
     registry = get_registry()
     contract = prepared_contract(registry, "deepsearchqa", prepared)[1]
     assert contract.__name__ == "autorl_task_deepsearchqa.protocol_reference"
-    evaluator = registry.create("evaluator", prepared.evaluator)
-    evaluator.check_config(prepared.evaluator_config, contract)
-    result = evaluator.evaluate(
-        EvalRequest(
-            model_dir=model_dir,
-            eval_path=prepared.eval_path,
-            config={**prepared.evaluator_config, "batch_size": 2},
-            work_dir=tmp_path / "work",
-            contract=contract,
-        )
+    registry.create("evaluator", prepared.evaluator).check_config(
+        prepared.evaluator_config, contract
     )
+    result = evaluate_prepared("deepsearchqa", prepared, model_dir, tmp_path / "work", batch_size=2)
     assert result.n == 2 and 0.0 <= result.score <= 100.0
     rows = [json.loads(line) for line in Path(result.details_path).read_text().splitlines()]
     for row in rows:

@@ -11,10 +11,7 @@ from pathlib import Path
 import autorl_evaluator_rollout  # noqa: F401
 import autorl_model_tiny.model as tiny
 import pytest
-
-from autorl.contracts import prepared_contract
-from autorl.registry import get_registry
-from autorl.types import EvalRequest
+from autorl_testing import evaluate_prepared
 
 
 @pytest.fixture(scope="module")
@@ -26,16 +23,8 @@ def test_rollout_evaluator_scores_the_tiny_model(
     tiny_model_dir: Path, prepare, tmp_path: Path
 ) -> None:
     prepared = prepare(tmp_path / "cache", eval_size=4)
-    config = {**prepared.evaluator_config, "batch_size": 4}
-    evaluator = get_registry().create("evaluator", prepared.evaluator)
-    result = evaluator.evaluate(
-        EvalRequest(
-            model_dir=tiny_model_dir,
-            eval_path=prepared.eval_path,
-            config=config,
-            work_dir=tmp_path / "work",
-            contract=prepared_contract(get_registry(), "deepsearchqa", prepared)[1],
-        )
+    result = evaluate_prepared(
+        "deepsearchqa", prepared, tiny_model_dir, tmp_path / "work", batch_size=4
     )
     print(json.dumps(dict(result.metrics)))
     assert result.n == 4 and 0.0 <= result.score <= 100.0

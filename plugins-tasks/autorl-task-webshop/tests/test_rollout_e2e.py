@@ -11,10 +11,10 @@ from autorl_task_webshop import protocol
 from autorl_task_webshop.catalog import Goal, load_goals
 from autorl_task_webshop.expert import expert_actions
 from autorl_task_webshop.task import DATA_DIR, WebShopTask
+from autorl_testing import evaluate_prepared
 
-from autorl.contracts import prepared_contract
 from autorl.errors import ConfigError
-from autorl.types import EvalRequest, TaskContext
+from autorl.types import TaskContext
 
 EVAL = DATA_DIR / "goals_eval.json"
 
@@ -115,21 +115,12 @@ def test_the_expert_in_lockstep_succeeds_on_every_eval_session() -> None:
 def test_the_tiny_model_plays_the_prepared_task_through_the_registry(tmp_path: Path) -> None:
     import autorl_model_tiny.model as tiny
 
-    from autorl.registry import get_registry
-
     prepared = WebShopTask().prepare(
         TaskContext(cache_dir=tmp_path / "cache", options={"eval_size": 4, "max_steps": 3})
     )
-    evaluator = get_registry().create("evaluator", prepared.evaluator)
-    _, contract = prepared_contract(get_registry(), "webshop", prepared)
-    result = evaluator.evaluate(
-        EvalRequest(
-            model_dir=tiny.TinyModel().materialize(tmp_path / "models").path,
-            eval_path=prepared.eval_path,
-            config={**prepared.evaluator_config, "max_new_tokens": 16, "device": "cpu"},
-            work_dir=tmp_path / "work",
-            contract=contract,
-        )
+    model_dir = tiny.TinyModel().materialize(tmp_path / "models").path
+    result = evaluate_prepared(
+        "webshop", prepared, model_dir, tmp_path / "work", max_new_tokens=16, device="cpu"
     )
     assert result.n == 4 and 0.0 <= result.score <= 100.0
     episodes = [json.loads(line) for line in result.details_path.read_text().splitlines()]
@@ -137,15 +128,7 @@ def test_the_tiny_model_plays_the_prepared_task_through_the_registry(tmp_path: P
     assert all(e["done"] and e["steps"] <= 3 for e in episodes)
     assert result.metrics["n_episodes"] == 4 and result.metrics["mean_steps"] <= 3
     with pytest.raises(ConfigError, match=r"unknown option.*'max_step'"):
-        evaluator.evaluate(
-            EvalRequest(
-                model_dir=tmp_path / "unused",
-                eval_path=prepared.eval_path,
-                config={**prepared.evaluator_config, "max_step": 3},
-                work_dir=tmp_path / "work",
-                contract=contract,
-            )
-        )
+        evaluate_prepared("webshop", prepared, tmp_path / "unused", tmp_path / "work", max_step=3)
 
 
 def test_the_reference_prompt_plays_in_lockstep_and_on_the_tiny_model(tmp_path: Path) -> None:
@@ -156,8 +139,6 @@ def test_the_reference_prompt_plays_in_lockstep_and_on_the_tiny_model(tmp_path: 
     import autorl_model_tiny.model as tiny
     from autorl_evaluator_rollout.lockstep import Reply
     from autorl_task_webshop import protocol_reference
-
-    from autorl.registry import get_registry
 
     goals = load_goals(EVAL)[:8]
     shop = protocol.load_shop(DATA_DIR / "catalog.json")
@@ -191,19 +172,9 @@ def test_the_reference_prompt_plays_in_lockstep_and_on_the_tiny_model(tmp_path: 
         )
     )
     assert prepared.contract == "autorl_task_webshop.protocol_reference"
-    _, contract = prepared_contract(get_registry(), "webshop", prepared)
-    result = (
-        get_registry()
-        .create("evaluator", prepared.evaluator)
-        .evaluate(
-            EvalRequest(
-                model_dir=tiny.TinyModel().materialize(tmp_path / "models").path,
-                eval_path=prepared.eval_path,
-                config={**prepared.evaluator_config, "max_new_tokens": 12, "device": "cpu"},
-                work_dir=tmp_path / "work",
-                contract=contract,
-            )
-        )
+    model_dir = tiny.TinyModel().materialize(tmp_path / "models").path
+    result = evaluate_prepared(
+        "webshop", prepared, model_dir, tmp_path / "work", max_new_tokens=12, device="cpu"
     )
     episodes = [json.loads(line) for line in result.details_path.read_text().splitlines()]
     assert result.n == 2 and all(e["done"] and e["steps"] <= 2 for e in episodes)

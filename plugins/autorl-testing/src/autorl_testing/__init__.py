@@ -36,6 +36,7 @@ from autorl_testing.conformance import (
 from autorl_testing.helpers import (
     HEAVY_MODULES,
     agent_context,
+    evaluate_prepared,
     heavy_modules_imported_by,
     registry_with,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "SearchBackendConformance",
     "TaskConformance",
     "agent_context",
+    "evaluate_prepared",
     "heavy_modules_imported_by",
     "registry_with",
 ]

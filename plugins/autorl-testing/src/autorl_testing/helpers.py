@@ -114,3 +114,25 @@ def agent_context(root: Path, **fields: Any) -> AgentContext:
     if fields.get("driver"):
         defaults["gateway_url"] = "http://127.0.0.1:6000"
     return AgentContext(workspace=workspace, **{**defaults, **fields})
+
+
+def evaluate_prepared(
+    task: str, prepared: Any, model_dir: Path, work_dir: Path, **config: Any
+) -> Any:
+    """``prepared``'s evaluator (from the process's registry) scoring ``model_dir`` on its eval
+    split as a run's grader calls it: the task's contract, the task's evaluator config with
+    ``config`` over it. Returns the evaluator's result."""
+    from autorl.contracts import prepared_contract
+    from autorl.registry import get_registry
+    from autorl.types import EvalRequest
+
+    registry = get_registry()
+    _, contract = prepared_contract(registry, task, prepared)
+    request = EvalRequest(
+        model_dir=model_dir,
+        eval_path=prepared.eval_path,
+        config={**prepared.evaluator_config, **config},
+        work_dir=work_dir,
+        contract=contract,
+    )
+    return registry.create("evaluator", prepared.evaluator).evaluate(request)
