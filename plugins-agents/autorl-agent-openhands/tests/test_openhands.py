@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 from autorl_agent_cli_common.testing import CliAgentConformance, cli_context, launched
@@ -43,11 +44,17 @@ def test_conversation_becomes_common_events(tmp_path: Path) -> None:
     assert len(turns) == 2 and all(t["usage"]["input_tokens"] > 0 for t in turns)
 
 
-def test_own_tmux_socket_dir_per_run_inside_home(tmp_path: Path) -> None:
+def test_own_tmux_socket_dir_per_run_inside_home() -> None:
     """Each run's tmux server gets its own socket directory, in the run's HOME (which every
     sandbox shows the agent; a host /tmp directory would not exist inside a namespace)."""
-    ctx = cli_context(tmp_path)
-    first = Path(OpenHandsAgent().launch(ctx).env["TMUX_TMPDIR"])
-    second = Path(OpenHandsAgent().launch(cli_context(tmp_path / "other")).env["TMUX_TMPDIR"])
-    assert first.is_dir() and first != second
-    assert first.is_relative_to(Path(ctx.home))
+    # a root as short as a run directory's: a socket path holds 107 bytes, and pytest's
+    # tmp_path (longer still under xdist) would leave no room for HOME
+    root = Path(tempfile.mkdtemp(prefix="oh-"))
+    try:
+        ctx = cli_context(root)
+        first = Path(OpenHandsAgent().launch(ctx).env["TMUX_TMPDIR"])
+        second = Path(OpenHandsAgent().launch(cli_context(root / "other")).env["TMUX_TMPDIR"])
+        assert first.is_dir() and first != second
+        assert first.is_relative_to(Path(ctx.home))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
