@@ -53,11 +53,15 @@ def _text(browser: Any, selector: str) -> str:
     return "\n".join(e.text for e in browser.find_elements("css selector", selector))
 
 
-def _screenshot(browser: Any, name: str) -> None:
-    """docs/images/viewer-<name>.png, made from what the test just checked."""
+def _screenshot(browser: Any, name: str, element: Any = None) -> None:
+    """docs/images/viewer-<name>.png, made from what the test just checked (the window, or
+    one element of the page)."""
     DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
     path = DOCS_IMAGES / f"viewer-{name}.png"
-    browser.save_screenshot(str(path))
+    if element is not None:
+        element.screenshot(str(path))
+    else:
+        browser.save_screenshot(str(path))
     assert path.stat().st_size < MAX_SCREENSHOT_BYTES, f"{path.name} is too large for the docs"
 
 
@@ -107,10 +111,11 @@ def test_a_real_run_in_the_list_and_on_its_page(chromium: Any, served: Any, real
     analysis = json.loads((real_run / "contributions" / "analysis.json").read_text())
     for flag in analysis["data"]["flags"]:
         assert flag["kind"] in _text(chromium, "#flags")
-    chromium.execute_script("document.getElementById('transcript').scrollIntoView()")
+    chromium.execute_script("document.querySelector('#transcript .call').scrollIntoView()")
     _screenshot(chromium, "transcript")
-    chromium.execute_script("document.getElementById('submission-1').scrollIntoView()")
-    _screenshot(chromium, "submission")
+    _screenshot(chromium, "submission", chromium.find_element("id", "submission-1"))
+    chromium.execute_script("window.scrollTo(0, 0)")
+    _screenshot(chromium, "run")
 
 
 def test_a_running_run_updates_without_a_reload(chromium: Any, served: Any, live_run: Path) -> None:

@@ -8,7 +8,7 @@ import importlib
 from typing import Any
 
 _FROM = {
-    "logs": ("CallRow", "call_rows", "driver_call_summary", "read_calls", "read_log"),
+    "logs": ("CallRow", "call_rows", "driver_call_summary", "posix_time", "read_calls", "read_log"),
     "records": (
         "INFRA_ERROR",
         "PROTOCOLS",

@@ -54,10 +54,18 @@ class CallRow(BaseModel):
 
     def when(self) -> float | None:
         """The call's time as a POSIX timestamp (None when its ``ts`` is not ISO 8601)."""
-        try:
-            return datetime.fromisoformat(str(self.ts).replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return None
+        return posix_time(self.ts)
+
+
+def posix_time(ts: Any) -> float | None:
+    """A log entry's ISO 8601 time (``ts``, ``timestamp``) as a POSIX timestamp; None when it
+    is not one."""
+    if not isinstance(ts, str):
+        return None
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def read_log(

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import difflib
 import json
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autorl_records import RunRecord, load_run, read_calls, read_log, summary
+from autorl_records import RunRecord, load_run, posix_time, read_calls, read_log, summary
 
 MAX_TRANSCRIPT_ITEMS = 2_000
 """Transcript entries shown (the rest is counted, not rendered)."""
@@ -153,7 +152,7 @@ def _transcript(record: RunRecord, problems: list[str]) -> dict[str, Any]:
         items.append(
             {
                 "kind": "call",
-                "t": _when(call.get("ts")),
+                "t": posix_time(call.get("ts")),
                 "n": n,
                 "messages": shown,
                 "answer": _message({"role": "assistant", **response}) if response else None,
@@ -174,7 +173,7 @@ def _transcript(record: RunRecord, problems: list[str]) -> dict[str, Any]:
         items.append(
             {
                 "kind": "event",
-                "t": _when(event.get("timestamp")),
+                "t": posix_time(event.get("timestamp")),
                 "name": name,
                 "level": str(event.get("level") or "info"),
                 "detail": _clip(json.dumps(rest, default=str, sort_keys=True), 2_000),
@@ -308,15 +307,6 @@ def _line_kind(line: str) -> str:
 
 
 # formatting ---------------------------------------------------------------------------------------
-
-
-def _when(ts: Any) -> float | None:
-    if not isinstance(ts, str):
-        return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _clip(text: str, limit: int = MAX_TEXT) -> str:
