@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from autorl_agent_cli_common.testing import CliAgentConformance, launched
-from autorl_agent_cli_common.trajectory import read_trajectory
+from autorl_agent_cli_common.testing import CliAgentConformance, collected_events, launched
 from autorl_agent_codex.agent import CodexAgent
 
 DATA = Path(__file__).parent / "data"
@@ -32,11 +30,8 @@ def test_exec_through_a_custom_provider(tmp_path: Path) -> None:
 
 
 def test_rollout_becomes_common_events(tmp_path: Path) -> None:
-    sessions = tmp_path / "home" / ".codex" / "sessions" / "2026" / "11" / "23"
-    sessions.mkdir(parents=True)
-    shutil.copy(DATA / "rollout-submit.jsonl", sessions / "rollout-x.jsonl")
-    written = CodexAgent().collect_from(tmp_path / "home", tmp_path / "ws", tmp_path / "run")
-    events = read_trajectory(written[-1])
+    rollout = ".codex/sessions/2026/11/23/rollout-x.jsonl"
+    events = collected_events(CodexAgent(), tmp_path, DATA / "rollout-submit.jsonl", rollout)
     call = next(e for e in events if e["type"] == "tool_call")
     assert call["name"] == "exec_command" and "output/ckpt" in call["arguments"]["cmd"]
     result = next(e for e in events if e["type"] == "tool_result")

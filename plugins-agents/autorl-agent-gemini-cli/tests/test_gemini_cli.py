@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-from autorl_agent_cli_common.testing import CliAgentConformance, cli_context, launched
-from autorl_agent_cli_common.trajectory import read_trajectory
+from autorl_agent_cli_common.testing import (
+    CliAgentConformance,
+    cli_context,
+    collected_events,
+    launched,
+)
 from autorl_agent_gemini_cli.agent import GeminiCliAgent
 
 DATA = Path(__file__).parent / "data"
@@ -38,11 +41,8 @@ def test_model_label_has_no_slash(tmp_path: Path) -> None:
 
 
 def test_chat_log_becomes_common_events(tmp_path: Path) -> None:
-    chats = tmp_path / "home" / ".gemini" / "tmp" / "workspace" / "chats"
-    chats.mkdir(parents=True)
-    shutil.copy(DATA / "session-submit.jsonl", chats / "session-x.jsonl")
-    written = GeminiCliAgent().collect_from(tmp_path / "home", tmp_path / "ws", tmp_path / "run")
-    events = read_trajectory(written[-1])
+    chat = ".gemini/tmp/workspace/chats/session-x.jsonl"
+    events = collected_events(GeminiCliAgent(), tmp_path, DATA / "session-submit.jsonl", chat)
     calls = [e for e in events if e["type"] == "tool_call"]
     assert len(calls) == 1  # records re-written as they grow count once
     assert calls[0]["name"] == "run_shell_command"

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-from autorl_agent_cli_common.testing import CliAgentConformance, launched
-from autorl_agent_cli_common.trajectory import read_trajectory
+from autorl_agent_cli_common.testing import CliAgentConformance, collected_events, launched
 from autorl_agent_opencode.agent import OpenCodeAgent
 
 DATA = Path(__file__).parent / "data"
@@ -36,11 +34,8 @@ def test_inline_provider_config_and_prompt_file(tmp_path: Path) -> None:
 
 
 def test_store_becomes_common_events(tmp_path: Path) -> None:
-    store = tmp_path / "home" / ".local" / "share" / "opencode"
-    store.mkdir(parents=True)
-    shutil.copy(DATA / "opencode-submit.db", store / "opencode.db")
-    written = OpenCodeAgent().collect_from(tmp_path / "home", tmp_path / "ws", tmp_path / "run")
-    events = read_trajectory(written[-1])
+    store = ".local/share/opencode/opencode.db"
+    events = collected_events(OpenCodeAgent(), tmp_path, DATA / "opencode-submit.db", store)
     call = next(e for e in events if e["type"] == "tool_call")
     assert call["name"] == "bash" and "output/ckpt" in call["arguments"]["command"]
     result = next(e for e in events if e["type"] == "tool_result")

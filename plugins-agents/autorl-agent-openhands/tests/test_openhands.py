@@ -6,8 +6,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from autorl_agent_cli_common.testing import CliAgentConformance, cli_context, launched
-from autorl_agent_cli_common.trajectory import read_trajectory
+from autorl_agent_cli_common.testing import (
+    CliAgentConformance,
+    cli_context,
+    collected_events,
+    launched,
+)
 from autorl_agent_openhands.agent import OpenHandsAgent
 
 DATA = Path(__file__).parent / "data"
@@ -32,10 +36,8 @@ def test_headless_through_litellm(tmp_path: Path) -> None:
 
 
 def test_conversation_becomes_common_events(tmp_path: Path) -> None:
-    conversations = tmp_path / "home" / ".openhands" / "conversations"
-    shutil.copytree(DATA / "conversation", conversations / "c1")
-    written = OpenHandsAgent().collect_from(tmp_path / "home", tmp_path / "ws", tmp_path / "run")
-    events = read_trajectory(written[-1])
+    conversation = ".openhands/conversations/c1"
+    events = collected_events(OpenHandsAgent(), tmp_path, DATA / "conversation", conversation)
     names = [e["name"] for e in events if e["type"] == "tool_call"]
     assert names == ["terminal", "finish"]
     result = next(e for e in events if e["type"] == "tool_result" and e["name"] == "terminal")

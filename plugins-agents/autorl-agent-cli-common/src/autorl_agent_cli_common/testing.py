@@ -5,6 +5,7 @@ Test-time only: it needs the testing kit (``autorl-testing``), which the adapter
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,6 +27,21 @@ def launched(agent: Any, tmp_path: Path, **kwargs: Any) -> tuple[list[str], dict
     ctx = cli_context(tmp_path, **kwargs)
     launch = agent.launch(ctx)
     return list(launch.argv), dict(launch.env), ctx
+
+
+def collected_events(agent: Any, tmp_path: Path, native: Path, into: str) -> list[dict[str, Any]]:
+    """A CLI's recorded native log ``native`` (a file or a directory) placed at ``home/<into>``
+    as the CLI leaves it, then ``agent.collect_from``: the events of the common trajectory."""
+    from autorl_agent_cli_common.trajectory import read_trajectory
+
+    target = tmp_path / "home" / into
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if native.is_dir():
+        shutil.copytree(native, target)
+    else:
+        shutil.copy(native, target)
+    written = agent.collect_from(tmp_path / "home", tmp_path / "ws", tmp_path / "run")
+    return read_trajectory(written[-1])
 
 
 class CliAgentConformance(AgentConformance):
