@@ -19,19 +19,18 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from autorl_testing.runs import AUTORL, autorl_run
 
 from autorl.text import markdown_text
 
 pytestmark = pytest.mark.slow
 
 AGENTS = ("codex", "claude-code", "gemini-cli", "opencode", "openhands")
-AUTORL = str(Path(sys.executable).parent / "autorl")
 
 SUBMIT = (
     "import json, os, urllib.request as u; "
@@ -101,37 +100,18 @@ def test_cli_agent_real_run(
     script = write_script(tmp_path, agent)
     # in the agent's HOME: the only host directory besides the workspace the sandbox shows it
     trace = tmp_path / "runs" / "run" / "home" / "connect.trace"
-    argv = [
-        AUTORL,
-        "run",
-        "--task",
-        "gsm8k",
-        "--model",
-        "tiny",
-        "--agent",
-        agent,
-        "--driver",
-        f"scripted/{script}",
-        "--budget",
-        "300",
-        "--max-submissions",
-        "2",
-        "--task-option",
-        "train_size=20",
-        "--task-option",
-        "eval_size=8",
-        "--runs-dir",
-        str(tmp_path / "runs"),
-        "--run-id",
-        "run",
-        "--quiet",
-    ]
+    options = []
     if strace_ok:
         wrapper = ["strace", "-f", "-qq", "-e", "trace=connect,sendto,sendmsg", "-o", str(trace)]
-        argv += ["--agent-option", f"wrapper={json.dumps(wrapper)}"]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        options.append(f"wrapper={json.dumps(wrapper)}")
+    # this environment's cache, not one under tmp_path: the CLIs are installed there once
+    env = {"AUTORL_CACHE": os.environ.get("AUTORL_CACHE"), "TRANSFORMERS_OFFLINE": "1"}
     started = time.monotonic()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=420)
+    proc = autorl_run(
+        tmp_path, "run", task="gsm8k", model="tiny", agent=agent, driver=f"scripted/{script}",
+        budget=300, max_submissions=2, task_option=["train_size=20", "eval_size=8"], quiet=True,
+        agent_option=options, env=env, timeout=420, check=False,
+    )  # fmt: skip
     seconds = time.monotonic() - started
     run_dir = tmp_path / "runs" / "run"
     log = (run_dir / "agent.log").read_text(errors="replace") if run_dir.exists() else ""
