@@ -267,37 +267,52 @@ def running_run(runs: Path, run_id: str = "live") -> Path:
     return run_dir
 
 
-def campaign(folder: Path, run_dirs: dict[str, Path]) -> Path:
-    """A campaign store (written through autorl_campaign's store) with one completed cell per
-    run in ``run_dirs`` and a pending one."""
+CAMPAIGN_CELLS = [
+    # cell id, agent, seed, status, improvement (completed cells have a run)
+    ("c-a", "react", 1, "completed", 10.0),
+    ("c-b", "react", 2, "completed", 6.0),
+    ("c-c", "codex", 1, "completed", 2.0),
+    ("c-d", "codex", 2, "running", None),
+    ("c-e", "codex", 3, "pending", None),
+]
+
+
+def campaign(folder: Path) -> Path:
+    """A campaign store, written through autorl_campaign's store: two agents' groups, each
+    completed cell's run a hand-written one in ``<campaign>/runs/<cell>``, one cell running
+    and one pending."""
     store = CampaignStore(folder)
     try:
         store.set_meta(name="viewer-toy")
         cells = []
-        for n, cell_id in enumerate([*run_dirs, "c-pending"], 1):
-            axes = {"agent": "react", "task": "gsm8k", "model": "tiny", "seed": n}
+        for n, (cell_id, agent, seed, _, _) in enumerate(CAMPAIGN_CELLS, 1):
+            axes = {"agent": agent, "task": "gsm8k", "model": "tiny", "seed": seed}
+            config = {**axes, "budget": {"wall_seconds": 300}}
             cells.append(
-                {
-                    "cell_id": cell_id,
-                    "position": n,
-                    "replicate": 0,
-                    "axes": axes,
-                    "config": {**axes, "budget": {"wall_seconds": 300}},
-                }
+                {"cell_id": cell_id, "position": n, "replicate": 0, "axes": axes, "config": config}
             )
         store.add_cells(cells)
-        for n, (cell_id, run_dir) in enumerate(run_dirs.items()):
+        for cell_id, _, _, status, improvement in CAMPAIGN_CELLS:
+            if status == "pending":
+                continue
+            run_dir = folder / "runs" / f"cell-{cell_id[2:]}"
+            if improvement is not None:
+                evil_run(folder / "runs", run_dir.name)
             store.start(cell_id, run_dir.name, run_dir)
+            if status != "completed":
+                continue
             store.finish(
                 cell_id,
                 status="completed",
                 results={
                     "protocol": "reference",
                     "baseline": 10.0,
-                    "best": 20.0 + n,
-                    "score": 20.0 + n,
-                    "improvement": 10.0 + n,
+                    "baseline_se": 1.0,
+                    "best": 10.0 + improvement,
+                    "score": 10.0 + improvement,
+                    "improvement": improvement,
                     "comparable": 1,
+                    "end_reason": "agent_exit",
                 },
             )
     finally:
@@ -325,10 +340,7 @@ def served_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     evil_run(runs)
     evil_run(runs, "evil-log", with_driver=False)
     running_run(runs)
-    camp = root / "campaigns" / "toy"
-    camp_runs = camp / "runs"
-    a = evil_run(camp_runs, "cell-a")
-    campaign(camp, {"c-a": a})
+    campaign(root / "campaigns" / "toy")
     return root
 
 

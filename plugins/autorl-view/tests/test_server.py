@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from autorl_view.app import CSP, create_app
+from autorl_view.app import CSP, cookie_name, create_app
 from markupsafe import escape
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
@@ -25,7 +25,7 @@ PAGES = ["/", "/runs", "/run/runs/evil", "/api/run/runs/evil", "/campaign/campai
 def test_every_request_needs_the_token(served: Any, token: str) -> None:
     with httpx.Client(timeout=30, base_url=served.base) as client:
         for path in [*PAGES, "/static/viewer.js", "/nothing"]:
-            for cookies in ({}, {"autorl_view": "wrong"}):
+            for cookies in ({}, {cookie_name(token): "wrong"}):
                 client.cookies.clear()
                 answer = client.get(path, cookies=cookies)
                 assert answer.status_code == 403, path
@@ -67,7 +67,9 @@ def test_only_a_loopback_host_is_answered(served_root: Path, serve: Any, token: 
 
 
 def test_nothing_outside_the_catalog_is_reachable(served: Any, token: str) -> None:
-    with httpx.Client(timeout=30, base_url=served.base, cookies={"autorl_view": token}) as client:
+    with httpx.Client(
+        timeout=30, base_url=served.base, cookies={cookie_name(token): token}
+    ) as client:
         for path in ["/run/..", "/run/runs/../../etc", "/run/runs/evil/code-history.git",
                      "/run/%2e%2e/%2e%2e", "/campaign/../..", "/api/run/etc/passwd",
                      "/static/../app.py"]:  # fmt: skip
@@ -90,7 +92,9 @@ class Tags(HTMLParser):
 
 
 def test_agent_written_text_is_escaped_in_the_html(served: Any, token: str, payload: str) -> None:
-    with httpx.Client(timeout=30, base_url=served.base, cookies={"autorl_view": token}) as client:
+    with httpx.Client(
+        timeout=30, base_url=served.base, cookies={cookie_name(token): token}
+    ) as client:
         for path in ["/run/runs/evil", "/run/runs/evil-log", "/campaign/campaigns/toy", "/runs"]:
             html = client.get(path).text
             tags = Tags(html).tags
@@ -108,7 +112,9 @@ def test_agent_written_text_is_escaped_in_the_html(served: Any, token: str, payl
 
 
 def test_the_run_page_shows_transcript_submissions_and_flags(served: Any, token: str) -> None:
-    with httpx.Client(timeout=30, base_url=served.base, cookies={"autorl_view": token}) as client:
+    with httpx.Client(
+        timeout=30, base_url=served.base, cookies={cookie_name(token): token}
+    ) as client:
         html = client.get("/run/runs/evil").text
         assert html.count('class="call"') == 2
         assert html.count("role-assistant") == 2  # the first answer is not repeated
@@ -123,11 +129,14 @@ def test_the_run_page_shows_transcript_submissions_and_flags(served: Any, token:
 
 
 def test_the_campaign_links_each_number_to_its_run(served: Any, token: str) -> None:
-    with httpx.Client(timeout=30, base_url=served.base, cookies={"autorl_view": token}) as client:
+    with httpx.Client(
+        timeout=30, base_url=served.base, cookies={cookie_name(token): token}
+    ) as client:
         html = client.get("/campaign/campaigns/toy").text
         assert 'href="/run/campaigns/toy/runs/cell-a">20.00<' in html
         assert 'href="/run/campaigns/toy/runs/cell-a">c-a: 10.00<' in html
-        assert "pending" in html
+        assert 'href="/run/campaigns/toy/runs/cell-c">c-c: 2.00<' in html
+        assert "pending" in html and "running (" in html  # with its elapsed time
         runs = client.get("/runs?campaign=toy").text
         assert "cell-a" in runs and "/run/runs/evil" not in runs
 

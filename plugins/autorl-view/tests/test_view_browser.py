@@ -26,7 +26,7 @@ MAX_SCREENSHOT_BYTES = 150_000
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
     with headless_chromium("pip install -e './plugins/autorl-view[test]'") as driver:
-        driver.set_window_size(1200, 900)
+        driver.set_window_size(1366, 900)
         yield driver
 
 
@@ -94,7 +94,7 @@ def test_a_real_run_in_the_list_and_on_its_page(chromium: Any, served: Any, real
     assert "tiny" in links
     row = chromium.find_element("xpath", "//table[@id='runs']//tr[td/a[text()='tiny']]")
     assert "gsm8k" in row.text and "react" in row.text and "completed" in row.text
-    _screenshot(chromium, "runs")
+    _screenshot(chromium, "runs", chromium.find_element("tag name", "main"))
 
     chromium.find_element("link text", "tiny").click()
     _wait(lambda: chromium.find_elements("css selector", "#transcript"))
@@ -147,7 +147,7 @@ def test_a_campaign_number_links_to_its_run(chromium: Any, served: Any) -> None:
     assert errors == []
     statuses = _text(chromium, "#cells tbody td:nth-child(3)")
     assert "completed" in statuses and "pending" in statuses
-    _screenshot(chromium, "campaign")
+    _screenshot(chromium, "campaign", chromium.find_element("tag name", "main"))
     chromium.find_element("css selector", "#groups a.cell-run").click()
     _wait(lambda: chromium.find_elements("css selector", "#transcript"))
     assert chromium.find_element("tag name", "h1").text == "Run cell-a"

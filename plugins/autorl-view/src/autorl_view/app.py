@@ -17,6 +17,7 @@ the server can read every run under its directory, so
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
 from pathlib import Path
@@ -31,9 +32,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from autorl.errors import AutorlError
-from autorl_view.catalog import FILTERS, Catalog
+from autorl_view.catalog import FILTERS, Catalog, matching
 
-COOKIE = "autorl_view"
+COOKIE_PREFIX = "autorl_view_"
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
@@ -52,6 +53,12 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 
 def new_token() -> str:
     return secrets.token_urlsafe(24)
+
+
+def cookie_name(token: str) -> str:
+    """The session's cookie: named after its token, since cookies do not tell ports apart (two
+    viewers on one machine must not overwrite each other's)."""
+    return COOKIE_PREFIX + hashlib.sha256(token.encode()).hexdigest()[:12]
 
 
 def templates() -> Environment:
@@ -75,6 +82,7 @@ class Guard:
 
     def __init__(self, app: Any, token: str, hosts: set[str] | None = None) -> None:
         self.app, self.token, self.hosts = app, token, hosts
+        self.cookie = cookie_name(token)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -91,11 +99,11 @@ class Guard:
             target = request.url.path + ("?" + urlencode(rest) if rest else "")
             response = RedirectResponse(target, 303)
             response.set_cookie(
-                COOKIE, self.token, httponly=True, samesite="strict", path="/", secure=False
+                self.cookie, self.token, httponly=True, samesite="strict", path="/", secure=False
             )
             await _secured(response)(scope, receive, send)
             return
-        if not _same(request.cookies.get(COOKIE, ""), self.token):
+        if not _same(request.cookies.get(self.cookie, ""), self.token):
             text = "forbidden: open the URL autorl view printed (it holds the session's token)"
             await _secured(PlainTextResponse(text, 403))(scope, receive, send)
             return
@@ -159,8 +167,8 @@ def create_app(root: Path, token: str, port: int | None = None) -> Any:
 
     async def runs(request: Request) -> Response:
         filters = {k: request.query_params.get(k, "") for k in FILTERS}
-        rows = catalog.rows(filters)
-        every = catalog.rows({})
+        every = catalog.rows()
+        rows = matching(every, filters)
         choices = {k: sorted({str(r.get(k)) for r in every if r.get(k)}) for k in FILTERS}
         return page(
             "runs.html",

@@ -119,13 +119,19 @@ class Catalog:
         self._rows[key] = (stamp, row)
         return row
 
-    def rows(self, filters: dict[str, str]) -> list[dict[str, Any]]:
+    def rows(self) -> list[dict[str, Any]]:
+        """Every run's row, newest first (after a rescan)."""
         self.scan()
         rows = [self.row(key) for key in self.runs]
-        for name, wanted in filters.items():
-            if name in FILTERS and wanted:
-                rows = [r for r in rows if str(r.get(name) or "") == wanted]
         return sorted(rows, key=lambda r: str(r.get("created") or ""), reverse=True)
+
+
+def matching(rows: list[dict[str, Any]], filters: dict[str, str]) -> list[dict[str, Any]]:
+    """The rows whose columns equal every filter given (an empty filter matches all)."""
+    for name, wanted in filters.items():
+        if name in FILTERS and wanted:
+            rows = [r for r in rows if str(r.get(name) or "") == wanted]
+    return rows
 
 
 def run_row(run_dir: Path) -> dict[str, Any]:

@@ -13,7 +13,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autorl_records import RunRecord, load_run, posix_time, read_calls, read_log, summary
+from autorl_records import (
+    RunRecord,
+    load_run,
+    posix_time,
+    read_calls,
+    read_log,
+    scoring,
+    summary,
+)
 
 MAX_TRANSCRIPT_ITEMS = 2_000
 """Transcript entries shown (the rest is counted, not rendered)."""
@@ -28,25 +36,26 @@ QUIET_EVENTS = frozenset({"run_created", "manifest_written"})
 
 
 def live(record: RunRecord) -> dict[str, Any]:
-    """What the live page polls: status, time used against the budget, the submissions."""
+    """What the live page polls every 2 s: status, time used against the budget, the
+    submissions. Read from run.json and the submissions log only (never the call log, which
+    a long run makes large)."""
     run = record.run
-    data = summary(record)
     return {
         "status": record.status,
         "agent_seconds": run.agent_seconds if run is not None else None,
         "budget_seconds": record.budget_seconds,
-        "score": data.get("score"),
-        "end_reason": data.get("end_reason"),
+        "score": scoring(record).get("score"),
+        "end_reason": run.end_reason if run is not None else None,
         "submissions": [
             {
-                "id": s["id"],
-                "elapsed": duration(s.get("elapsed_s")),
-                "status": s.get("status") or "",
-                "reason": _clip(s.get("reason") or "", 500),
-                "score": plus_minus(s.get("score"), s.get("score_se")),
-                "weight_hash": _short(s.get("weight_hash")),
+                "id": s.submission_id,
+                "elapsed": duration(s.elapsed_s),
+                "status": s.status,
+                "reason": _clip(s.reason or "", 500),
+                "score": plus_minus(s.score, s.metrics.get("score_se")),
+                "weight_hash": _short(s.weight_hash),
             }
-            for s in data.get("submissions") or []
+            for s in record.submissions
         ],
     }
 
