@@ -258,7 +258,8 @@ def test_stopping_early_cancels_the_running_jobs(host: NetnsHost, tmp_path: Path
 def own_instance_then_a_started_cluster(home: str) -> dict[str, Any]:
     """In a fresh namespace: the default (a local instance, shut down after), then `ray start
     --head` and ``address = "auto"`` joining it, as on a cluster's head node. The local
-    instance runs with ``home`` as HOME, its stderr and the root logger's records captured."""
+    instance runs with ``home`` as HOME, its stderr and the root logger's records captured,
+    and a SIGTERM handler of ours that must still be the one called while Ray is connected."""
     import io
     import logging
 
@@ -269,9 +270,15 @@ def own_instance_then_a_started_cluster(home: str) -> dict[str, Any]:
     logging.getLogger().addHandler(handler)
     saved_home, saved_err, err = os.environ["HOME"], sys.stderr, io.StringIO()
     os.environ["HOME"], sys.stderr = home, err
+    terms: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: terms.append(signum))
     try:
-        own = list(RayExecutor(num_cpus=1, runtime_env=env).as_completed(where, [1]))
+        own = []
+        for done in RayExecutor(num_cpus=1, runtime_env=env).as_completed(where, [1]):
+            os.kill(os.getpid(), signal.SIGTERM)  # with Ray connected: still ours, not Ray's
+            own.append(done)
     finally:
+        signal.signal(signal.SIGTERM, previous)
         os.environ["HOME"], sys.stderr = saved_home, saved_err
         logging.getLogger().removeHandler(handler)
     left_running = ray_is_initialized()
@@ -299,6 +306,7 @@ def own_instance_then_a_started_cluster(home: str) -> dict[str, Any]:
         "stderr": err.getvalue(),
         "ray_records": [r.getMessage() for r in records if r.name.startswith("ray")],
         "auth_env": os.environ.get("RAY_AUTH_TOKEN"),
+        "terms": terms,
     }
 
 
@@ -325,6 +333,7 @@ def test_default_starts_its_own_instance_and_address_joins_a_cluster(tmp_path: P
     assert got["auth_env"] is None  # the instance's own token left with it
     assert got["stderr"] == "", got["stderr"]
     assert got["ray_records"], "Ray's records should reach the application's logging"
+    assert got["terms"] == [signal.SIGTERM]  # the application's SIGTERM handler survived Ray
 
 
 def test_the_overhead_benchmark_runs_and_reports_a_speedup(tmp_path: Path) -> None:

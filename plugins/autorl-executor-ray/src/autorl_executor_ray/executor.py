@@ -212,7 +212,8 @@ def _connected(opts: RayOptions) -> Iterator[Any]:
         _init(ray, opts)
         yield ray
     finally:
-        ray.shutdown()
+        with _native_stderr_logged(logging.getLogger("ray")):
+            ray.shutdown()
         for key, value in saved.items():  # ray.init sets RAY_AUTH_MODE in this process
             if value is None:
                 os.environ.pop(key, None)
@@ -242,6 +243,28 @@ def _own_token() -> None:
     os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 
 
+@contextlib.contextmanager
+def _native_stderr_logged(ray_logger: logging.Logger) -> Iterator[None]:
+    """What Ray's C++ core writes to this process's stderr while connecting (its glog lines,
+    such as the probe for the node's address) becomes records of the ``ray`` logger instead."""
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryFile() as captured:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            for line in captured.read().decode("utf-8", "replace").splitlines():
+                if line.strip():
+                    ray_logger.warning("%s", line)
+
+
 def _quiet(ray_logger: logging.Logger) -> None:
     """Ray's records go where the application's logging sends them (not its own stderr
     handler, which ``configure_logging=False`` removed)."""
@@ -250,9 +273,35 @@ def _quiet(ray_logger: logging.Logger) -> None:
 
 
 def _init(ray: Any, opts: RayOptions) -> None:
+    ray_logger = logging.getLogger("ray")
+    _quiet(ray_logger)
+    with _python_signal_handlers(), _native_stderr_logged(ray_logger):
+        _connect(ray, opts)
+
+
+@contextlib.contextmanager
+def _python_signal_handlers() -> Iterator[None]:
+    """Ray's core installs a failure handler for SIGTERM in this process (it prints a stack and
+    exits 1), replacing the application's: a campaign stopped by SIGTERM would not record its
+    cells. The application's Python handlers are put back once Ray is connected."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in handlers.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+
+
+def _connect(ray: Any, opts: RayOptions) -> None:
     runtime_env = opts.runtime_env or None
     quiet = {"configure_logging": False, "log_to_driver": False}
-    _quiet(logging.getLogger("ray"))
     if opts.address is None:
         _own_token()
         # "local": a new instance even if a `ray start` cluster is running on this machine
