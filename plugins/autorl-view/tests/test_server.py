@@ -137,6 +137,7 @@ def test_the_campaign_links_each_number_to_its_run(served: Any, token: str) -> N
         assert 'href="/run/campaigns/toy/runs/cell-a">c-a: 10.00<' in html
         assert 'href="/run/campaigns/toy/runs/cell-c">c-c: 2.00<' in html
         assert "pending" in html and "running (" in html  # with its elapsed time
+        assert "<td>cell-d</td>" in html  # a run not (yet) on disk: named, not linked
         runs = client.get("/runs?campaign=toy").text
         assert "cell-a" in runs and "/run/runs/evil" not in runs
 
