@@ -75,8 +75,8 @@ endif
 JOBS   ?= auto
 XDIST  := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadgroup)
 
-# The quick loop while you work (about 2 minutes on 2 cores): lint, then every test that
-# launches no real run, trains no model and starts no service (the `e2e` and `slow` marks).
+# The quick loop while you work (meant to stay under 3 minutes on 2 cores): lint, then every
+# test that launches no real run, trains no model and starts no service (not `e2e`, not `slow`).
 check: setup setup-sandbox
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(XDIST) -q -m "not e2e and not slow" $(PYTEST_ARGS)
