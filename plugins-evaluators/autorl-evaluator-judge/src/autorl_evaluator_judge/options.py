@@ -15,6 +15,20 @@ from autorl.options import OptionsModel, PositiveInt, parse_options
 
 CASSETTE_MODES = ("record", "replay", "auto")
 GLMS = ("length_controlled_v1", "length_controlled_minimal", "length_controlled_noreg")
+SCRIPTED_JUDGE = "scripted/alpacaeval_judge_v1.yaml"
+"""The offline judge: a scripted driver that needs no key and no network."""
+
+
+def judge_driver_name(value: str) -> str:
+    """``value`` as a judge's driver name ``<backend>/<model>`` (stripped), else the
+    ``ValueError`` a pydantic validator turns into the option's error; the task's ``judge``
+    option and this evaluator's check it the same way."""
+    if "/" not in value.strip().strip("/"):
+        raise ValueError(
+            "is not a driver name <backend>/<model>: for example openai/gpt-4.1, "
+            f"anthropic/claude-sonnet-4-6 or {SCRIPTED_JUDGE} (offline)"
+        )
+    return value.strip()
 
 
 class Options(OptionsModel):
@@ -48,12 +62,7 @@ class Options(OptionsModel):
     @field_validator("judge")
     @classmethod
     def _driver_name(cls, value: str) -> str:
-        if "/" not in value.strip().strip("/"):
-            raise ValueError(
-                "is not a driver name <backend>/<model>: for example openai/gpt-4.1, "
-                "anthropic/claude-sonnet-4-6 or scripted/alpacaeval_judge_v1.yaml"
-            )
-        return value.strip()
+        return judge_driver_name(value)
 
     @model_validator(mode="after")
     def _replay_needs_a_cassette(self) -> Options:

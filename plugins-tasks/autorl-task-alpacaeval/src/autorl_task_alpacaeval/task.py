@@ -14,6 +14,7 @@ from autorl_data.cache import (
     read_meta,
     write_split,
 )
+from autorl_evaluator_judge.options import SCRIPTED_JUDGE, judge_driver_name
 from autorl_task_common.kits import module_kit
 from pydantic import Field, field_validator
 
@@ -29,7 +30,6 @@ CONTRACT = "autorl_task_alpacaeval.kit"
 """The 'judge' contract (the answer prompt): loaded from the installed package by the engine,
 never from the workspace copy of the kit."""
 JUDGE_DIR = Path(__file__).resolve().parent / "judge"
-SCRIPTED_JUDGE = "scripted/alpacaeval_judge_v1.yaml"
 """The offline default judge: the scripted driver with the script shipped next to this file."""
 
 OFFLINE_SPLIT = "offline-alpacaeval-style"
@@ -64,15 +64,7 @@ class Options(OptionsModel):
     )
     judge: str = Field(SCRIPTED_JUDGE, description="judge driver, <backend>/<model>")
 
-    @field_validator("judge")
-    @classmethod
-    def _driver_name(cls, value: str) -> str:
-        if "/" not in value.strip().strip("/"):
-            raise ValueError(
-                "not a driver name <backend>/<model>: for example openai/gpt-4.1, "
-                f"anthropic/claude-sonnet-4-6 or {SCRIPTED_JUDGE} (offline)"
-            )
-        return value.strip()
+    _driver_name = field_validator("judge")(judge_driver_name)
 
 
 OPTIONS = describe_options(Options)

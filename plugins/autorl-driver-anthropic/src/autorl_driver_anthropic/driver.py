@@ -14,6 +14,7 @@ from typing import Any
 from autorl_llm.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse, ToolCall, Usage
 from autorl_llm.drivers.env import credentials
 from autorl_llm.drivers.errors import DriverConfigError
+from autorl_llm.drivers.types import merge_turns
 
 STOP_REASONS = {
     "end_turn": "stop",
@@ -29,27 +30,21 @@ STOP_REASONS = {
 def anthropic_messages(request: ChatRequest) -> list[dict[str, Any]]:
     """Canonical messages to Messages-API turns: tool calls become ``tool_use`` blocks, tool
     results ``tool_result`` blocks in a user turn; consecutive same-role turns are merged."""
-    turns: list[dict[str, Any]] = []
-    for m in request.messages:
-        if m["role"] == "tool":
-            role = "user"
-            blocks = [
-                {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}
-            ]
-        else:
-            role = m["role"]
-            blocks = [{"type": "text", "text": m["content"]}] if m["content"] else []
-            blocks += [
-                {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}
-                for c in m.get("tool_calls", [])
-            ]
-        if not blocks:
-            continue
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-    return turns
+    return merge_turns(map(_blocks, request.messages), "content")
+
+
+def _blocks(m: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """One canonical message as a Messages-API role and its content blocks."""
+    if m["role"] == "tool":
+        return "user", [
+            {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}
+        ]
+    blocks = [{"type": "text", "text": m["content"]}] if m["content"] else []
+    blocks += [
+        {"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]}
+        for c in m.get("tool_calls", [])
+    ]
+    return m["role"], blocks
 
 
 class AnthropicDriver(BaseDriver):

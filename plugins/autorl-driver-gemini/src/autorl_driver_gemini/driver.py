@@ -15,7 +15,7 @@ from autorl_llm.drivers import BaseDriver, ChatChunk, ChatRequest, ChatResponse,
 from autorl_llm.drivers.env import credentials
 from autorl_llm.drivers.errors import DriverAPIError
 from autorl_llm.drivers.retry import classify_status
-from autorl_llm.drivers.types import new_call_id
+from autorl_llm.drivers.types import merge_turns, new_call_id
 
 FINISH = {
     "STOP": "stop",
@@ -54,26 +54,21 @@ def in_call_order(messages: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
 def gemini_contents(request: ChatRequest) -> list[dict[str, Any]]:
     """Canonical messages to Gemini contents (roles user/model; tool results by function name)."""
     names = {c["id"]: c["name"] for m in request.messages for c in m.get("tool_calls", [])}
-    contents: list[dict[str, Any]] = []
-    for m in in_call_order(request.messages):
+
+    def parts(m: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         if m["role"] == "tool":
             name = m.get("name") or names.get(m["tool_call_id"], m["tool_call_id"])
-            role = "user"
-            parts = [{"functionResponse": {"name": name, "response": {"content": m["content"]}}}]
-        else:
-            role = "model" if m["role"] == "assistant" else "user"
-            parts = [{"text": m["content"]}] if m["content"] else []
-            parts += [
-                {"functionCall": {"name": c["name"], "args": c["arguments"]}}
-                for c in m.get("tool_calls", [])
+            return "user", [
+                {"functionResponse": {"name": name, "response": {"content": m["content"]}}}
             ]
-        if not parts:
-            continue
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-        else:
-            contents.append({"role": role, "parts": parts})
-    return contents
+        found = [{"text": m["content"]}] if m["content"] else []
+        found += [
+            {"functionCall": {"name": c["name"], "args": c["arguments"]}}
+            for c in m.get("tool_calls", [])
+        ]
+        return ("model" if m["role"] == "assistant" else "user"), found
+
+    return merge_turns(map(parts, in_call_order(request.messages)), "parts")
 
 
 class GeminiDriver(BaseDriver):

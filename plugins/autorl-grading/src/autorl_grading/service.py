@@ -583,45 +583,36 @@ class GradingService:
     def _duplicate(self, sub: Submission, earlier: int) -> None:
         original = self._subs[earlier]
         sub.duplicate_of, sub.score, sub.reason = earlier, original.score, original.reason
-        self._record(
+        self._finish(
             sub,
             "duplicate",
             duplicate_of=earlier,
             score=original.score,
-            weight_hash=sub.weight_hash,
-            code_revision=sub.code_revision,
             reason=reasons.text(
                 reasons.DUPLICATE, f"same weights as submission {earlier}; not evaluated again"
             ),
         )
-        sub.done.set()
 
     def _copy_of_base(self, sub: Submission) -> None:
         sub.copy_of_base = True
-        sub.score = self.baseline_score
         sub.reason = reasons.text(
             reasons.COPY_OF_BASE, "identical to the base model: scored as the baseline"
         )
-        self._record(
-            sub,
-            "scored",
-            score=self.baseline_score,
-            weight_hash=sub.weight_hash,
-            code_revision=sub.code_revision,
-            copy_of_base=True,
-            reason=sub.reason,
-        )
-        sub.done.set()
+        self._scored(sub, self.baseline_score, reason=sub.reason)
+
+    def _scored(self, sub: Submission, score: float, **fields: Any) -> None:
+        sub.score = score
+        self._finish(sub, "scored", score=score, copy_of_base=sub.copy_of_base, **fields)
 
     def _fail(self, sub: Submission, reason: str, **fields: Any) -> None:
         sub.reason = reason
+        self._finish(sub, "failed", reason=reason, **fields)
+
+    def _finish(self, sub: Submission, status: str, **fields: Any) -> None:
+        """Record ``sub``'s final ``status`` (``fields`` with the hashes intake found) and wake
+        whoever waits for it."""
         self._record(
-            sub,
-            "failed",
-            reason=reason,
-            weight_hash=sub.weight_hash,
-            code_revision=sub.code_revision,
-            **fields,
+            sub, status, weight_hash=sub.weight_hash, code_revision=sub.code_revision, **fields
         )
         sub.done.set()
 
@@ -767,18 +758,7 @@ class GradingService:
         with self._lock:
             if sub.status in FINAL:  # finalized while evaluating: the late score is dropped
                 return
-            sub.score = score
-            self._record(
-                sub,
-                "scored",
-                score=sub.score,
-                weight_hash=sub.weight_hash,
-                code_revision=sub.code_revision,
-                copy_of_base=False,
-                **observed,
-                **extra,
-            )
-            sub.done.set()
+            self._scored(sub, score, **observed, **extra)
 
     def _observe(self, graded: Path) -> dict[str, Any]:
         """The fingerprint of exactly what is graded (distance to the base); a check that

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from autorl_serving import Served, ThreadedServer
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
@@ -171,7 +172,7 @@ def _render_stream(api: str, body: dict[str, Any], reply: render.WireReply) -> I
     return render.gemini_stream(reply.model, stream)
 
 
-class FakeProvider:
+class FakeProvider(Served):
     """The fake provider's state and server; use as a context manager."""
 
     def __init__(
@@ -197,8 +198,6 @@ class FakeProvider:
         self._queue: deque[Behaviour] = deque()
         self._lock = threading.Lock()
         self.host = host
-        self.port = 0
-        self._server: Any = None
         self._stopping = False
         self.app = self._build_app()
 
@@ -314,20 +313,8 @@ class FakeProvider:
     # server --------------------------------------------------------------------------------
 
     def start(self, timeout: float = 10.0) -> FakeProvider:
-        from autorl_serving import ThreadedServer
-
-        self._server = ThreadedServer(self.app, what="fake provider", host=self.host)
-        self.port = self._server.port
-        self._server.start(timeout)
-        return self
+        return self._serve(ThreadedServer(self.app, what="fake provider", host=self.host), timeout)
 
     def stop(self) -> None:
         self._stopping = True
-        if self._server is not None:
-            self._server.stop()
-
-    def __enter__(self) -> FakeProvider:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().stop()

@@ -68,69 +68,50 @@ def _draw(ax: Any, subs: list[Any], baseline: float | None, data: dict[str, Any]
             alpha=0.35,
             linewidth=1,
         )
-    if scored:
-        ax.plot(
-            [m for m, _ in scored],
-            [s.score for _, s in scored],
+    # (points, matplotlib format, style): submissions with a score at their score
+    for points, fmt, style in (
+        (scored, "o", {"color": "tab:blue", "markersize": 7, "label": "scored"}),
+        (
+            dups,
             "o",
-            color="tab:blue",
-            markersize=7,
-            label="scored",
-        )
-        for m, s in scored:
-            ax.annotate(
-                f"#{s.submission_id}",
-                (m, s.score),
-                textcoords="offset points",
-                xytext=(0, 7),
-                ha="center",
-                fontsize=8,
-                color="0.25",
-            )
-    if dups:
-        ax.plot(
-            [m for m, _ in dups],
-            [s.score for _, s in dups],
-            "o",
-            markerfacecolor="none",
-            markeredgecolor="tab:blue",
-            markersize=8,
-            label="duplicate (not re-evaluated)",
-        )
-    if copies:
-        ax.plot(
-            [m for m, _ in copies],
-            [s.score for _, s in copies],
-            "s",
-            color="tab:orange",
-            markersize=7,
-            label="copy of the base model",
+            {
+                "markerfacecolor": "none",
+                "markeredgecolor": "tab:blue",
+                "markersize": 8,
+                "label": "duplicate (not re-evaluated)",
+            },
+        ),
+        (copies, "s", {"color": "tab:orange", "markersize": 7, "label": "copy of the base model"}),
+    ):
+        if points:
+            ax.plot([m for m, _ in points], [s.score for _, s in points], fmt, **style)
+    for m, s in scored:
+        ax.annotate(
+            f"#{s.submission_id}",
+            (m, s.score),
+            textcoords="offset points",
+            xytext=(0, 7),
+            ha="center",
+            fontsize=8,
+            color="0.25",
         )
     # failed/pending submissions have no score: mark them on the time axis
     axis = ax.get_xaxis_transform()
-    if failed:
-        ax.plot(
+    for times, fmt, style in (
+        (
             failed,
-            [0.03] * len(failed),
             "x",
-            color="tab:red",
-            markersize=9,
-            markeredgewidth=2,
-            transform=axis,
-            clip_on=False,
-            label="failed (no score)",
-        )
-    if pending:
-        ax.plot(
-            pending,
-            [0.03] * len(pending),
-            "|",
-            color="0.4",
-            markersize=12,
-            transform=axis,
-            clip_on=False,
-            label="pending",
-        )
+            {
+                "color": "tab:red",
+                "markersize": 9,
+                "markeredgewidth": 2,
+                "label": "failed (no score)",
+            },
+        ),
+        (pending, "|", {"color": "0.4", "markersize": 12, "label": "pending"}),
+    ):
+        if times:
+            ax.plot(times, [0.03] * len(times), fmt, transform=axis, clip_on=False, **style)
     if budget_s:
         ax.axvline(budget_s / 60, color="0.6", linestyle=":", linewidth=1, label="budget end")
         ax.set_xlim(left=0, right=budget_s / 60 * 1.03)

@@ -251,6 +251,21 @@ def _test_deadline(scorer: Scorer) -> float:
     return (scorer.deadline_s() - margin) * scale + margin
 
 
+def _headline(
+    score: float | None, se: float | None, baseline: float, baseline_se: float | None
+) -> dict[str, Any]:
+    """The block's headline keys, the same under both protocols: the score, the baseline it is
+    compared with, and the improvement, each with its standard error."""
+    return {
+        "score": score,
+        "score_se": se,
+        "baseline": baseline,
+        "baseline_se": baseline_se,
+        "improvement": _diff(score, baseline),
+        "improvement_se": _sum_se(se, baseline_se) if score is not None else None,
+    }
+
+
 def final_scoring(
     scorer: Scorer,
     selection: dict[str, Any],
@@ -276,12 +291,7 @@ def final_scoring(
             "protocol": "reference",
             "selection": {"submission_id": best_id, "rule": "best" if best else "none"},
             "dev": {"best": score, "selected": score, "selected_se": se, "n": baseline.get("n")},
-            "score": score,
-            "score_se": se,
-            "baseline": baseline["score"],
-            "baseline_se": baseline_se,
-            "improvement": _diff(score, baseline["score"]),
-            "improvement_se": _sum_se(se, baseline_se) if score is not None else None,
+            **_headline(score, se, baseline["score"], baseline_se),
         }
     test_path = scorer.setup.prepared.test_path
     if test_path is None:
@@ -325,12 +335,7 @@ def final_scoring(
             "n": baseline.get("n"),
         },
         "test": test,
-        "score": score,
-        "score_se": se,
-        "baseline": test_base["score"],
-        "baseline_se": test_base_se,
-        "improvement": _diff(score, test_base["score"]),
-        "improvement_se": _sum_se(se, test_base_se) if score is not None else None,
+        **_headline(score, se, test_base["score"], test_base_se),
         "selection_gap": _diff(float(dev["score"]), score) if dev and score is not None else None,
         "selection_gap_se": _sum_se(dev_se, se) if dev and score is not None else None,
     }

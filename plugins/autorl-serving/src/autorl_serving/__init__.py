@@ -26,7 +26,7 @@ Importing this package is cheap (standard library only); uvicorn is imported whe
 from autorl_serving.asgi import BodyLimit, ContainErrors, Reply, send_json
 from autorl_serving.gate import HOST, RESOURCE_ERRNOS, connection_limit, unix_listener
 from autorl_serving.logs import RepeatFilter, install_log_limits
-from autorl_serving.server import ThreadedServer
+from autorl_serving.server import Served, ThreadedServer
 
 __all__ = [
     "HOST",
@@ -35,6 +35,7 @@ __all__ = [
     "ContainErrors",
     "RepeatFilter",
     "Reply",
+    "Served",
     "ThreadedServer",
     "connection_limit",
     "install_log_limits",

@@ -36,7 +36,25 @@ async def send_json(send: Any, status: int, body: dict[str, Any], headers: dict[
     await send({"type": "http.response.body", "body": data})
 
 
-class BodyLimit:
+class _HttpMiddleware:
+    """Wraps ``app``; HTTP requests go through :meth:`http`, the rest of ASGI (lifespan,
+    websockets) straight to the app. ``reply(scope, status)`` shapes its error answers."""
+
+    def __init__(self, app: ASGIApp, reply: Reply) -> None:
+        self.app = app
+        self.reply = reply
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        await self.http(scope, receive, send)
+
+    async def http(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        raise NotImplementedError
+
+
+class BodyLimit(_HttpMiddleware):
     """Answer 413 to a request body over ``limit`` bytes, from its Content-Length or, for a
     chunked body, as soon as the bytes read pass the limit; never buffers more than that.
 
@@ -45,14 +63,12 @@ class BodyLimit:
     """
 
     def __init__(self, app: ASGIApp, limit: int, reply: Reply | None = None) -> None:
-        self.app = app
+        super().__init__(
+            app, reply or _plain_reply(f"request body too large: at most {limit} bytes")
+        )
         self.limit = limit
-        self.reply = reply or _plain_reply(f"request body too large: at most {limit} bytes")
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         declared = _content_length(scope)
         if declared is not None and declared > self.limit:
             await self._too_large(scope, receive, send)
@@ -128,20 +144,18 @@ def _replay(first: dict[str, Any], receive: Any) -> Any:
     return replay
 
 
-class ContainErrors:
+class ContainErrors(_HttpMiddleware):
     """An exception the app did not handle becomes a 500 (``reply(scope, 500)``) and one
     rate-limited log line naming its type, method and path: never its text (it may carry the
     agent's input or the harness's paths) and never a traceback on the harness's terminal."""
 
     def __init__(self, app: ASGIApp, what: str, reply: Reply | None = None) -> None:
-        self.app = app
+        super().__init__(
+            app, reply or _plain_reply(f"internal error in the {what}; try again later")
+        )
         self.what = what
-        self.reply = reply or _plain_reply(f"internal error in the {what}; try again later")
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         started = False
 
         async def tracked(message: dict[str, Any]) -> None:

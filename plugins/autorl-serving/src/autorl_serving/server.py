@@ -10,7 +10,7 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from autorl.errors import AutorlError
 from autorl_serving.gate import (
@@ -145,3 +145,31 @@ class ThreadedServer:
         if self.unix_socket is not None:
             with contextlib.suppress(OSError):
                 self.unix_socket.unlink()
+
+
+class Served:
+    """Base of an object that serves its app on one :class:`ThreadedServer`: ``start()`` builds
+    the app and hands the server to :meth:`_serve`; ``stop()`` and ``with`` come from here."""
+
+    port: int = 0
+    _server: ThreadedServer | None = None
+
+    def start(self, timeout: float = 10.0) -> Self:
+        raise NotImplementedError
+
+    def _serve(self, server: ThreadedServer, timeout: float) -> Self:
+        """Start ``server`` and learn its loopback port."""
+        self._server = server
+        self.port = server.port
+        server.start(timeout)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

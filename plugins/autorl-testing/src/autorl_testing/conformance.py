@@ -352,28 +352,12 @@ class SandboxConformance(PluginConformance):
         env: Mapping[str, str] | None = None,
         forwards: tuple[Any, ...] = (),
     ) -> Any:
-        from autorl_sandbox_common.runtime import build_runtime
+        """The run directory :func:`autorl_testing.sandbox.sandbox_request` lays out, with
+        ``code`` as the agent's ``agent.py``."""
+        from autorl_testing.sandbox import sandbox_request
 
-        from autorl.types import AgentLaunch, SandboxRequest
-
-        runtime = build_runtime()
-        run_dir = tmp_path / "run"
-        workspace = run_dir / "workspace"
-        (workspace / "data").mkdir(parents=True, exist_ok=True)
-        (workspace / "data" / "train.jsonl").write_text("{}\n")
-        (run_dir / "submissions.jsonl").write_text("harness record\n")
-        (run_dir / "sandbox").mkdir(exist_ok=True)
-        launch = AgentLaunch(argv=(str(runtime.python), "-c", code), env=dict(env or {}))
-        return SandboxRequest(
-            launch=launch,
-            workspace=workspace,
-            home=run_dir / "home",
-            log_path=run_dir / "agent.log",
-            state_dir=run_dir / "sandbox",
-            read_only=runtime.read_only,
-            read_only_inside=(workspace / "data",),
-            forwards=forwards,
-            run_id="conformance",
+        return sandbox_request(
+            tmp_path, code, dict(env or {}), run_id="conformance", forwards=forwards
         )
 
     def _start(self, tmp_path: Path, code: str, env: Mapping[str, str] | None = None) -> Any:
@@ -381,6 +365,12 @@ class SandboxConformance(PluginConformance):
 
     def _log(self, tmp_path: Path) -> str:
         return (tmp_path / "run" / "agent.log").read_text(encoding="utf-8")
+
+    def _run(self, tmp_path: Path, code: str) -> str:
+        """Run ``code`` in the sandbox to a clean exit; its log."""
+        proc = self._start(tmp_path, code)
+        assert proc.wait(60) == 0, self._log(tmp_path)
+        return self._log(tmp_path)
 
     def test_runs_in_the_workspace_with_declared_env(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -405,9 +395,7 @@ class SandboxConformance(PluginConformance):
             "except OSError: print('wrote=no')\n"
             "open('code.txt', 'w').write('mine'); print('workspace=ok')\n"
         )
-        proc = self._start(tmp_path, code)
-        assert proc.wait(60) == 0, self._log(tmp_path)
-        log = self._log(tmp_path)
+        log = self._run(tmp_path, code)
         assert "workspace=ok" in log, f"the workspace is not writable:\n{log}"
         if self.isolated:
             assert "wrote=no" in log, "data/ (read_only_inside) was writable"
@@ -421,9 +409,7 @@ class SandboxConformance(PluginConformance):
             "print('exists=' + str(os.path.exists('../submissions.jsonl')))\n"
             "print('pid1=' + open('/proc/1/cmdline').read().replace(chr(0), ' ')[:40])\n"
         )
-        proc = self._start(tmp_path, code)
-        assert proc.wait(60) == 0, self._log(tmp_path)
-        log = self._log(tmp_path)
+        log = self._run(tmp_path, code)
         assert "exists=False" in log, f"the run directory's records are visible:\n{log}"
 
     def test_forwarded_port_reaches_the_harness_and_nothing_else(self, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
-from autorl.types import AgentLaunch, Limits, SandboxRequest
+from autorl.types import AgentLaunch, Forward, Limits, SandboxRequest
 
 STUBBORN = textwrap.dedent(
     """
@@ -95,6 +95,7 @@ def sandbox_request(
     env: dict[str, str] | None = None,
     limits: Limits | None = None,
     run_id: str = "test",
+    forwards: tuple[Forward, ...] = (),
 ) -> SandboxRequest:
     """A run directory under ``tmp_path`` (workspace with ``agent.py`` = ``code`` and a
     read-only ``data/``, a harness record beside it) and the request that runs ``agent.py``
@@ -108,6 +109,7 @@ def sandbox_request(
     (workspace / "data" / "train.jsonl").write_text("{}\n")
     (workspace / "agent.py").write_text(code)
     (run / "submissions.jsonl").write_text("harness record\n")
+    (run / "sandbox").mkdir(exist_ok=True)
     return SandboxRequest(
         launch=AgentLaunch(argv=(str(runtime.python), "agent.py"), env=env or {}),
         workspace=workspace,
@@ -117,6 +119,7 @@ def sandbox_request(
         read_only=runtime.read_only,
         read_only_inside=(workspace / "data",),
         limits=limits or Limits(),
+        forwards=forwards,
         run_id=run_id,
     )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -60,6 +60,21 @@ def new_call_id() -> str:
     never sees two calls under one id (which made Claude Code and OpenHands drop or replace
     their later tool results and loop). A replayed cassette returns the recorded ids."""
     return f"call_{secrets.token_hex(6)}"
+
+
+def merge_turns(turns: Iterable[tuple[str, list[Any]]], key: str) -> list[dict[str, Any]]:
+    """``(role, parts)`` as provider turns ``{"role", key: parts}``: turns with no parts are
+    dropped and consecutive ones of the same role merged (Anthropic and Gemini require
+    alternating roles, and a tool result travels as a user turn)."""
+    merged: list[dict[str, Any]] = []
+    for role, parts in turns:
+        if not parts:
+            continue
+        if merged and merged[-1]["role"] == role:
+            merged[-1][key].extend(parts)
+        else:
+            merged.append({"role": role, key: parts})
+    return merged
 
 
 @dataclass(frozen=True)

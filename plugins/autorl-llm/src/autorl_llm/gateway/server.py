@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autorl_serving import HOST, ThreadedServer
+from autorl_serving import HOST, Served, ThreadedServer
 
 from autorl.errors import AutorlError
 from autorl_llm.drivers.calllog import DriverCallLog
@@ -21,7 +21,7 @@ from autorl_llm.gateway.budget import DriverBudget
 from autorl_llm.gateway.health import Notify, UpstreamHealth
 
 
-class Gateway:
+class Gateway(Served):
     """Serves one driver; ``budget`` holds the spend; the call log lies outside the workspace."""
 
     def __init__(
@@ -47,10 +47,8 @@ class Gateway:
         self.budget = DriverBudget(max_tokens, max_cost_usd, on_exhausted)
         self.health = UpstreamHealth(on_upstream)
         """Failed and retried calls; ``on_upstream(event, fields)`` hears each (see health)."""
-        self.port = 0
         self.unix_socket = unix_socket
         self.max_body_bytes = max_body_bytes
-        self._server: ThreadedServer | None = None
 
     @property
     def url(self) -> str:
@@ -65,17 +63,5 @@ class Gateway:
             self.token,
             max_body_bytes=self.max_body_bytes or MAX_BODY_BYTES,
         )
-        self._server = ThreadedServer(app, what="LLM gateway", unix_socket=self.unix_socket)
-        self.port = self._server.port
-        self._server.start(timeout)
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.stop()
-
-    def __enter__(self) -> Gateway:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        server = ThreadedServer(app, what="LLM gateway", unix_socket=self.unix_socket)
+        return self._serve(server, timeout)
