@@ -1,10 +1,12 @@
 """Where autorl keeps caches shared across runs (converted models, task data, baselines), and
-how a task's cache directory is keyed."""
+how a task's cache directory is keyed; the lock that serialises building one."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,3 +44,22 @@ def task_cache_dir(
     path = (root or cache_root()).joinpath("tasks", name, version, task_cache_key(seed, options))
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created, with its folder) while the block runs,
+    so two processes never build the same cache entry at once; ``waiting()`` is called first
+    when another process holds it (to say why nothing happens)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting()
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

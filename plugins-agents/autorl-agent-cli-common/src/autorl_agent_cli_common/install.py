@@ -9,20 +9,18 @@ clashing. npm installs keep optional dependencies: that is where each CLI's nati
 
 from __future__ import annotations
 
-import fcntl
 import glob
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from autorl.errors import ConfigError
-from autorl.paths import cache_dir
+from autorl.paths import cache_dir, file_lock
 
 MARKER = ".autorl-installed"
 Log = Callable[[str], None]
@@ -30,22 +28,6 @@ Log = Callable[[str], None]
 
 def stderr_log(message: str) -> None:
     print(f"[autorl agent-cli] {message}", file=sys.stderr, flush=True)
-
-
-@contextmanager
-def install_lock(lock_path: Path, log: Log) -> Iterator[None]:
-    """Hold an exclusive lock; say so when another process is installing the same CLI."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log(f"waiting for another process installing into {lock_path.with_suffix('')}")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _run_install(argv: list[str], what: str, log: Log, timeout: float) -> None:
@@ -106,7 +88,9 @@ class AgentTool:
         if self.is_installed():
             return self.executable()
         prefix = self.prefix
-        with install_lock(prefix.with_name(prefix.name + ".lock"), log):
+        # one installer per prefix; say so when another process is installing the same CLI
+        waiting = f"waiting for another process installing into {prefix}"
+        with file_lock(prefix.with_name(prefix.name + ".lock"), lambda: log(waiting)):
             if self.is_installed():  # another process finished it while we waited
                 return self.executable()
             if prefix.exists():

@@ -12,36 +12,31 @@ from collections.abc import Sequence
 from typing import Any
 
 from autorl_analysis.model import Evidence, Failure
-from autorl_analysis.routes import Line
+from autorl_analysis.routes import Line, named_patterns
 
-REASON_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE))
-    for name, pattern in (
-        ("missing_config", r"config\.json missing|no 'model_type'|adapter_config"),
-        ("missing_weights", r"no weights|without weights|tensor .* is in both|index"),
-        ("missing_tokenizer", r"tokenizer missing"),
-        ("truncated", r"truncated|header"),
-        ("too_large", r"checkpoint is .* limit|more than .* files|nests directories"),
-        ("not_regular", r"not a regular file|links to|symlink|changed while"),
-        ("merge", r"merge|LoRA|adapter"),
-        ("intake", r"intake failed|stopped before this checkpoint"),
-        ("unfinished", r"run ended before"),
-    )
+REASON_CLASSES = named_patterns(
+    ("missing_config", r"config\.json missing|no 'model_type'|adapter_config"),
+    ("missing_weights", r"no weights|without weights|tensor .* is in both|index"),
+    ("missing_tokenizer", r"tokenizer missing"),
+    ("truncated", r"truncated|header"),
+    ("too_large", r"checkpoint is .* limit|more than .* files|nests directories"),
+    ("not_regular", r"not a regular file|links to|symlink|changed while"),
+    ("merge", r"merge|LoRA|adapter"),
+    ("intake", r"intake failed|stopped before this checkpoint"),
+    ("unfinished", r"run ended before"),
+    flags=re.IGNORECASE,
 )
 """The validator's reason classes, from its message (first match)."""
 
-CRASH_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern))
-    for name, pattern in (
-        (
-            "oom",
-            r"OutOfMemoryError|CUDA out of memory|can't allocate memory|MemoryError|"
-            r"Cannot allocate memory|std::bad_alloc",
-        ),
-        ("cuda", r"CUDA error|cuDNN error|NCCL error|CUBLAS_STATUS|no CUDA GPUs"),
-        ("import", r"ModuleNotFoundError|ImportError|No module named"),
-        ("shape", r"size mismatch|shape mismatch|shapes? .* (?:cannot|must) |Expected .* size"),
-    )
+CRASH_CLASSES = named_patterns(
+    (
+        "oom",
+        r"OutOfMemoryError|CUDA out of memory|can't allocate memory|MemoryError|"
+        r"Cannot allocate memory|std::bad_alloc",
+    ),
+    ("cuda", r"CUDA error|cuDNN error|NCCL error|CUBLAS_STATUS|no CUDA GPUs"),
+    ("import", r"ModuleNotFoundError|ImportError|No module named"),
+    ("shape", r"size mismatch|shape mismatch|shapes? .* (?:cannot|must) |Expected .* size"),
 )
 TRACEBACK = "Traceback (most recent call last)"
 EXCEPTION_RE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt))\b[:\s]?(.*)$")

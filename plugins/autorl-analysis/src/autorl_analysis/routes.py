@@ -43,31 +43,33 @@ FAMILY: dict[str, str] = {
 }
 """Method -> route family."""
 
-CODE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (method, re.compile(pattern))
-    for method, pattern in (
-        ("sft", r"\bSFT(?:Trainer|Config)\b|DataCollatorForCompletionOnlyLM|\bSeq2SeqTrainer\b"),
-        ("dpo", r"\bDPO(?:Trainer|Config)\b|\bdpo_loss\b"),
-        ("orpo", r"\bORPO(?:Trainer|Config)\b"),
-        ("kto", r"\bKTO(?:Trainer|Config)\b"),
-        ("cpo", r"\bCPO(?:Trainer|Config)\b"),
-        ("online_dpo", r"\bOnlineDPO(?:Trainer|Config)\b"),
-        ("grpo", r"\bGRPO(?:Trainer|Config)\b"),
-        ("ppo", r"\bPPO(?:Trainer|Config)\b"),
-        ("rloo", r"\bRLOO(?:Trainer|Config)\b"),
-        ("reinforce", r"\bREINFORCE\b|\bpolicy_gradient_loss\b"),
-    )
+Patterns = tuple[tuple[str, re.Pattern[str]], ...]
+
+
+def named_patterns(*rows: tuple[str, str], flags: int = 0) -> Patterns:
+    """``(name, regex)`` rows compiled, in order: a table's order is its match priority."""
+    return tuple((name, re.compile(pattern, flags)) for name, pattern in rows)
+
+
+CODE_PATTERNS = named_patterns(
+    ("sft", r"\bSFT(?:Trainer|Config)\b|DataCollatorForCompletionOnlyLM|\bSeq2SeqTrainer\b"),
+    ("dpo", r"\bDPO(?:Trainer|Config)\b|\bdpo_loss\b"),
+    ("orpo", r"\bORPO(?:Trainer|Config)\b"),
+    ("kto", r"\bKTO(?:Trainer|Config)\b"),
+    ("cpo", r"\bCPO(?:Trainer|Config)\b"),
+    ("online_dpo", r"\bOnlineDPO(?:Trainer|Config)\b"),
+    ("grpo", r"\bGRPO(?:Trainer|Config)\b"),
+    ("ppo", r"\bPPO(?:Trainer|Config)\b"),
+    ("rloo", r"\bRLOO(?:Trainer|Config)\b"),
+    ("reinforce", r"\bREINFORCE\b|\bpolicy_gradient_loss\b"),
 )
 """Trainer classes and loss names in code; a line can name several."""
 
-LOG_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (method, re.compile(pattern))
-    for method, pattern in (
-        ("dpo", r"['\"](?:rewards/chosen|rewards/margins|logps/chosen)['\"]"),
-        ("ppo", r"['\"](?:objective/kl|objective/rlhf_reward|policy/approxkl_avg)['\"]"),
-        ("grpo", r"['\"](?:completions/mean_length|reward_std|frac_reward_zero_std)['\"]"),
-        ("sft", r"['\"]mean_token_accuracy['\"]"),
-    )
+LOG_PATTERNS = named_patterns(
+    ("dpo", r"['\"](?:rewards/chosen|rewards/margins|logps/chosen)['\"]"),
+    ("ppo", r"['\"](?:objective/kl|objective/rlhf_reward|policy/approxkl_avg)['\"]"),
+    ("grpo", r"['\"](?:completions/mean_length|reward_std|frac_reward_zero_std)['\"]"),
+    ("sft", r"['\"]mean_token_accuracy['\"]"),
 )
 """Metric names trainers log (TRL's log dicts); checked in this order, first match wins a line
 (DPO also logs ``mean_token_accuracy``)."""

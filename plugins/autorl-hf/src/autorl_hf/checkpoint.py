@@ -7,9 +7,11 @@ message, never a crashed run (it subclasses the core's torch-free ``CheckpointEr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import struct
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -114,25 +116,18 @@ def load_check(path: str | Path) -> None:
         raise CheckpointError(
             "config.json missing: save the model with model.save_pretrained(path)"
         )
-    try:
+    with _failing_as("config.json: cannot be read ({error}); save it with save_pretrained"):
         config = AutoConfig.from_pretrained(str(path))
-    except Exception as exc:
-        raise CheckpointError(
-            f"config.json: cannot be read ({_first_line(exc)}); save it with save_pretrained"
-        ) from None
     files = _weight_files(path)
     for file in files:
         if file.suffix == ".safetensors":
             check_safetensors(file)
     _check_tokenizer_files(path)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model, info = AutoModelForCausalLM.from_pretrained(
-                str(path), config=config, dtype=torch.float32, output_loading_info=True
-            )
-    except Exception as exc:
-        raise CheckpointError(f"weights cannot be loaded: {_first_line(exc)}") from None
+    with _failing_as("weights cannot be loaded: {error}"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model, info = AutoModelForCausalLM.from_pretrained(
+            str(path), config=config, dtype=torch.float32, output_loading_info=True
+        )
     _check_loading_info(model, info)
     bad = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]
     if bad:
@@ -140,19 +135,26 @@ def load_check(path: str | Path) -> None:
             f"weights contain NaN or inf in {len(bad)} tensors (first: {bad[0]}); "
             "training diverged: lower the learning rate or submit an earlier checkpoint"
         )
-    try:
+    with _failing_as(
+        "tokenizer cannot be loaded: {error}; save it with tokenizer.save_pretrained(path)"
+    ):
         tokenizer = AutoTokenizer.from_pretrained(str(path))
-    except Exception as exc:
-        raise CheckpointError(
-            f"tokenizer cannot be loaded: {_first_line(exc)}; save it with "
-            "tokenizer.save_pretrained(path)"
-        ) from None
     rows = model.get_input_embeddings().weight.shape[0]
     if len(tokenizer) > rows:
         raise CheckpointError(
             f"the tokenizer has {len(tokenizer)} tokens but the embedding only {rows} rows; "
             "call model.resize_token_embeddings(len(tokenizer)) before saving"
         )
+
+
+@contextlib.contextmanager
+def _failing_as(problem: str) -> Iterator[None]:
+    """Whatever a loader raises becomes a :class:`CheckpointError` saying ``problem``, its
+    ``{error}`` the first line of the loader's message (transformers' are long)."""
+    try:
+        yield
+    except Exception as exc:
+        raise CheckpointError(problem.format(error=_first_line(exc))) from None
 
 
 def _check_loading_info(model: Any, info: dict[str, Any]) -> None:

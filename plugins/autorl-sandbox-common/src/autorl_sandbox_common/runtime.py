@@ -10,8 +10,6 @@ versions lives in ``<cache>/runtime/<digest>``; namespace sandboxes show it read
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import importlib.metadata as md
 import json
 import os
@@ -19,13 +17,13 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from autorl.digest import json_digest, short
 from autorl.errors import ConfigError
-from autorl.paths import cache_dir
+from autorl.paths import cache_dir, file_lock
 
 BUILDER_VERSION = "1"
 TRAINING_STACK = (
@@ -132,17 +130,6 @@ def _parse(requirement: str) -> tuple[str, tuple[str, ...]]:
 def _digest(dists: dict[str, str]) -> str:
     payload = {"builder": BUILDER_VERSION, "python": sys.version, "base": sys.base_prefix}
     return short(json_digest({**payload, "dists": dists}))
-
-
-@contextlib.contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
@@ -269,7 +256,7 @@ def build_runtime(extra: Iterable[str] = (), cache: Path | None = None) -> Runti
     )
     if (target / MARKER).is_file():
         return runtime
-    with _lock(root_dir / f".{target.name}.lock"):
+    with file_lock(root_dir / f".{target.name}.lock"):
         if (target / MARKER).is_file():
             return runtime
         staging = root_dir / f".{target.name}.staging-{os.getpid()}"

