@@ -17,7 +17,7 @@ the eval set, which the GLM's per-instruction difficulty is keyed by).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,37 +83,39 @@ def _need(row: dict[str, Any], fields: Iterable[str], where: str) -> None:
         )
 
 
-def eval_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
-    """AlpacaEval rows (``instruction``, ``output``, ``generator``, ``dataset``) as eval rows."""
-    out = []
+def _checked(rows: list[dict[str, Any]], source: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(index, row)``, each row holding string ``instruction`` and ``output``."""
     for i, row in enumerate(rows):
         _need(row, ("instruction", "output"), f"{source} row {i + 1}")
-        out.append(
-            {
-                "id": str(row.get("id") or f"eval-{i:04d}"),
-                "index": i,
-                "instruction": row["instruction"],
-                "reference": row["output"],
-                "reference_generator": str(row.get("generator") or "reference"),
-                "dataset": str(row.get("dataset") or ""),
-            }
-        )
-    return out
+        yield i, row
+
+
+def eval_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
+    """AlpacaEval rows (``instruction``, ``output``, ``generator``, ``dataset``) as eval rows."""
+    return [
+        {
+            "id": str(row.get("id") or f"eval-{i:04d}"),
+            "index": i,
+            "instruction": row["instruction"],
+            "reference": row["output"],
+            "reference_generator": str(row.get("generator") or "reference"),
+            "dataset": str(row.get("dataset") or ""),
+        }
+        for i, row in _checked(rows, source)
+    ]
 
 
 def train_rows(rows: list[dict[str, Any]], source: str) -> list[dict[str, Any]]:
-    out = []
-    for i, row in enumerate(rows):
-        _need(row, ("instruction", "output"), f"{source} row {i + 1}")
-        out.append(
-            {
-                "id": str(row.get("id") or f"train-{i:05d}"),
-                "instruction": row["instruction"],
-                "input": str(row.get("input") or ""),
-                "output": row["output"],
-            }
-        )
-    return out
+    """Alpaca rows (``instruction``, optional ``input``, ``output``) as train rows."""
+    return [
+        {
+            "id": str(row.get("id") or f"train-{i:05d}"),
+            "instruction": row["instruction"],
+            "input": str(row.get("input") or ""),
+            "output": row["output"],
+        }
+        for i, row in _checked(rows, source)
+    ]
 
 
 def offline() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

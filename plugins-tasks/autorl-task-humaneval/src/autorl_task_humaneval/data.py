@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
-import json
 from pathlib import Path
 from typing import Any
+
+from autorl_data.jsonl import json_lines
 
 from autorl.errors import ConfigError
 
@@ -38,22 +38,16 @@ def load_problems(path: Path | None = None) -> list[dict[str, Any]]:
             f"humaneval: data_path {path} is not a file",
             hint="point data_path at HumanEval.jsonl or HumanEval.jsonl.gz",
         )
-    opener = gzip.open if path.suffix == ".gz" else open
     problems: list[dict[str, Any]] = []
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-            missing = [f for f in FIELDS if not isinstance(row.get(f), str)]
-            if missing:
-                raise ConfigError(
-                    f"{path}:{number}: a HumanEval problem needs string fields {', '.join(missing)}"
-                )
-            problems.append({f: row[f] for f in FIELDS})
+    for number, row in json_lines(path):
+        missing = [
+            f for f in FIELDS if not isinstance(row, dict) or not isinstance(row.get(f), str)
+        ]
+        if missing:
+            raise ConfigError(
+                f"{path}:{number}: a HumanEval problem needs string fields {', '.join(missing)}"
+            )
+        problems.append({f: row[f] for f in FIELDS})
     if len(problems) != N_PROBLEMS:
         raise ConfigError(
             f"{path}: holds {len(problems)} problems, the reference split needs all {N_PROBLEMS}",

@@ -6,12 +6,28 @@ what is missing.
 
 from __future__ import annotations
 
+import gzip
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from autorl.errors import ConfigError
+
+
+def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` for each non-blank line of ``path`` (gzip-compressed when it
+    ends in ``.gz``); a line that is not JSON is a :class:`ConfigError` naming file and line."""
+    opener = gzip.open if Path(path).suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            yield number, value
 
 
 def read_jsonl(
@@ -25,21 +41,14 @@ def read_jsonl(
     """Rows of ``path`` (blank lines skipped); each must hold ``required`` fields that pass
     ``valid``. Raises :class:`ConfigError` naming the file and line of the first bad row."""
     rows: list[dict[str, Any]] = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise ConfigError(f"{path}:{number}: expected a JSON object per line")
-            missing = [f for f in required if not valid(row.get(f))]
-            if missing:
-                fields = " and ".join(repr(f) for f in missing)
-                raise ConfigError(f"{path}:{number}: an eval {what} needs {fields}")
-            rows.append(row)
+    for number, row in json_lines(path):
+        if not isinstance(row, dict):
+            raise ConfigError(f"{path}:{number}: expected a JSON object per line")
+        missing = [f for f in required if not valid(row.get(f))]
+        if missing:
+            fields = " and ".join(repr(f) for f in missing)
+            raise ConfigError(f"{path}:{number}: an eval {what} needs {fields}")
+        rows.append(row)
     if not rows:
         raise ConfigError(f"{path}: the eval split holds no {what}")
     return rows[:limit] if limit else rows

@@ -72,13 +72,11 @@ def confine(workspace: Path, output_dir: Path, model_path: str) -> Path:
     candidate = Path(model_path)
     if not candidate.is_absolute():
         candidate = workspace / candidate
-    try:
-        resolved = candidate.resolve()
-    except (OSError, RuntimeError):  # a link loop, or a link swapped while being resolved
-        raise CheckpointError(
-            f"model_path {_short(model_path)} cannot be resolved (a symlink loop?): "
-            "submit a checkpoint directory under output/"
-        ) from None
+    resolved = _resolve(
+        candidate,
+        f"model_path {_short(model_path)} cannot be resolved (a symlink loop?): "
+        "submit a checkpoint directory under output/",
+    )
     root = output_dir.resolve()
     if resolved != root and root not in resolved.parents:
         raise CheckpointError(
@@ -92,6 +90,15 @@ def confine(workspace: Path, output_dir: Path, model_path: str) -> Path:
     if not resolved.is_dir():
         raise CheckpointError(f"model_path {model_path!r}: no such directory under output/")
     return resolved
+
+
+def _resolve(path: Path, problem: str) -> Path:
+    """``path`` with its links followed; a link loop, or a link swapped while being resolved,
+    is a :class:`CheckpointError` saying ``problem``."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        raise CheckpointError(problem) from None
 
 
 # sizes ----------------------------------------------------------------------------------------
@@ -227,13 +234,11 @@ def _plan(source: Path, root: Path) -> list[_Planned]:
         if path.suffix.lower() not in COPIED_SUFFIXES:
             continue
         rel = path.relative_to(source)
-        try:
-            real = path.resolve()
-        except (OSError, RuntimeError):  # a link loop, or a link swapped while being resolved
-            raise CheckpointError(
-                f"{_short(str(rel))} is a symlink loop or changed while it was being copied: "
-                "submit a checkpoint you have finished writing"
-            ) from None
+        real = _resolve(
+            path,
+            f"{_short(str(rel))} is a symlink loop or changed while it was being copied: "
+            "submit a checkpoint you have finished writing",
+        )
         if not _inside(real, root):
             raise CheckpointError(
                 f"{rel} links to {real}, outside the workspace: "
@@ -626,39 +631,45 @@ def _hash_regular(digest: Any, path: Path, rel: str) -> None:
         os.close(fd)
 
 
+_LAYOUTS = {
+    "lora": (
+        "adapter_config.json",
+        "PeftModel.save_pretrained",
+        "peft_type",
+        "is this a PEFT adapter?",
+        "LoRA adapter without weights: expected adapter_model.safetensors next to "
+        "adapter_config.json (PeftModel.save_pretrained writes both)",
+    ),
+    "full": (
+        "config.json",
+        "model.save_pretrained",
+        "model_type",
+        "not a transformers config",
+        "no weights: expected model.safetensors (or sharded model-0000x-of-0000y."
+        "safetensors); save with model.save_pretrained(path)",
+    ),
+}
+"""Per checkpoint kind: its config file, what writes it, the key that proves what it is, what
+to say when that key is missing, and what to say when it has no weights."""
+
+
 def validate(directory: Path) -> CheckpointInfo:
     """Check a copied checkpoint; raise CheckpointError with a precise, fixable message."""
-    adapter_cfg = directory / "adapter_config.json"
-    if adapter_cfg.exists():
-        cfg = _read_json(adapter_cfg, "write it with PeftModel.save_pretrained")
-        if "peft_type" not in cfg:
-            raise CheckpointError("adapter_config.json has no 'peft_type': is this a PEFT adapter?")
-        files = _weights(directory)
-        if not files:
-            raise CheckpointError(
-                "LoRA adapter without weights: expected adapter_model.safetensors next to "
-                "adapter_config.json (PeftModel.save_pretrained writes both)"
-            )
-        kind = "lora"
-    else:
-        if not (directory / "config.json").exists():
-            raise CheckpointError(
-                "config.json missing: submit a directory written by model.save_pretrained(...) "
-                "(or a PEFT adapter directory with adapter_config.json)"
-            )
-        cfg = _read_json(directory / "config.json", "write it with model.save_pretrained")
-        if "model_type" not in cfg:
-            raise CheckpointError("config.json has no 'model_type': not a transformers config")
-        files = _weights(directory)
-        if not files:
-            raise CheckpointError(
-                "no weights: expected model.safetensors (or sharded model-0000x-of-0000y."
-                "safetensors); save with model.save_pretrained(path)"
-            )
-        if not any((directory / name).exists() for name in TOKENIZER_FILES):
-            raise CheckpointError(
-                "tokenizer missing: save it next to the model with tokenizer.save_pretrained(path)"
-            )
-        kind = "full"
+    kind = "lora" if (directory / "adapter_config.json").exists() else "full"
+    if kind == "full" and not (directory / "config.json").exists():
+        raise CheckpointError(
+            "config.json missing: submit a directory written by model.save_pretrained(...) "
+            "(or a PEFT adapter directory with adapter_config.json)"
+        )
+    config, saved_by, key, not_that, no_weights = _LAYOUTS[kind]
+    if key not in _read_json(directory / config, f"write it with {saved_by}"):
+        raise CheckpointError(f"{config} has no {key!r}: {not_that}")
+    files = _weights(directory)
+    if not files:
+        raise CheckpointError(no_weights)
+    if kind == "full" and not any((directory / name).exists() for name in TOKENIZER_FILES):
+        raise CheckpointError(
+            "tokenizer missing: save it next to the model with tokenizer.save_pretrained(path)"
+        )
     # parsing every header is part of hashing: a malformed or truncated file fails here
     return CheckpointInfo(kind, tuple(p.name for p in files), tensor_hash(directory, files))
