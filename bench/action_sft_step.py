@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchlib import registry_model, write_json
+from benchlib import parse_model_args, report_medians
 
 RECIPES = Path(__file__).resolve().parents[1] / (
     "plugins-agents/autorl-agent-scripted/src/autorl_agent_scripted/recipes"
@@ -58,16 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="smollm2-135m", help="registry model (smollm2-135m)")
     parser.add_argument("--batches", type=int, default=6, help="timed batches per mode (6)")
     parser.add_argument("--batch-size", type=int, default=4, help="turns per step (4)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
-    args = parser.parse_args(argv)
+    args, model_path = parse_model_args(parser, argv)
+    if model_path is None:
+        return 2
 
     import torch
     from autorl_hf.loading import load_model
 
-    model_path = registry_model(args.model)
-    if model_path is None:
-        return 2
     model, tokenizer = load_model(model_path, device="cpu")
     pairs = expert_pairs(tokenizer, args.batches * args.batch_size, args.seed)
     import interactive
@@ -90,13 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         f"model {args.model}, LoRA r 16, {len(batches)} batches of {size} WebShop expert turns "
         f"(prompt {prompt_tokens:.0f} tokens, action {action_tokens:.1f} on average)"
     )
-    for name, values in times.items():
-        print(f"{name:<24} median {statistics.median(values):6.2f} s a step")
-    ratio = statistics.median(times["full backprop"]) / statistics.median(
-        times["prompt without gradient"]
-    )
+    ratio = report_medians(times, "full backprop", "prompt without gradient", args.json)
     print(f"prompt without gradient vs full backprop: {ratio:.1f}x faster a step")
-    write_json(args.json, {**{k: statistics.median(v) for k, v in times.items()}, "ratio": ratio})
     return 0
 
 

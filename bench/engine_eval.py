@@ -16,7 +16,6 @@ loaded at once, so a change in the machine's load hits each alike; the load aver
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import re
@@ -25,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchlib import registry_model
+from benchlib import parse_bench_args, registry_model, report
 from eval_throughput import questions
 
 
@@ -53,17 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=1, help="alternating repetitions")
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-bf16", action="store_true", help="skip vLLM bf16")
-    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
-    args = parser.parse_args(argv)
+    args = parse_bench_args(parser, argv)
 
     from autorl_hf.engine.env import find_engine
 
     if find_engine() is None:
         print("engine_eval: the vLLM CPU engine is not built (autorl engine prepare); not run")
         return 2
-    path = Path(args.model) if Path(args.model).is_dir() else registry_model(args.model)
+    path = registry_model(args.model)
     if path is None:
         return 2
     from autorl_hf.generation import Generator
@@ -117,9 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         # one evaluation as the grader runs it today: start (load or engine) + generate
         result[kind]["start_plus_generate_s"] = round(result[kind]["start_s"] + best, 1)
     result["load_after"] = os.getloadavg()[0]
-    print(json.dumps(result, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    report(args.json, result)
     return 0
 
 

@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchlib import registry_model, write_json
+from benchlib import registry_model, rollout_eval, write_json
 
 
 def prepared_task(task: str, options: dict[str, Any]) -> Any:
@@ -44,22 +44,7 @@ def prepared_task(task: str, options: dict[str, Any]) -> Any:
 
 
 def score(model: Path, prepared: Any, work: Path, seed: int, **config: Any) -> dict[str, Any]:
-    from autorl_evaluator_rollout.contract import INTERACTIVE
-    from autorl_evaluator_rollout.evaluator import RolloutEvaluator
-
-    from autorl.contracts import load_contract
-    from autorl.types import EvalRequest
-
-    result = RolloutEvaluator().evaluate(
-        EvalRequest(
-            model_dir=model,
-            eval_path=prepared.eval_path,
-            config={**prepared.evaluator_config, **config},
-            work_dir=work,
-            seed=seed,
-            contract=load_contract(INTERACTIVE, prepared.contract),
-        )
-    )
+    result = rollout_eval(model, prepared, work, seed, **config)
     return {"score": result.score, "metrics": dict(result.metrics)}
 
 

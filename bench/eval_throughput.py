@@ -16,10 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
 
-from benchlib import registry_model
+from benchlib import parse_model_args
 
 
 def questions(n: int, seed: int, kind: str = "gsm") -> list[list[dict[str, str]]]:
@@ -52,11 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
-    args = parser.parse_args(argv)
-
-    model_path = registry_model(args.model)
+    args, model_path = parse_model_args(parser, argv)
     if model_path is None:
         return 2
 

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchlib import registry_model, write_json
+from benchlib import parse_model_args, report_medians
 
 RECIPES = Path(__file__).resolve().parents[1] / (
     "plugins-agents/autorl-agent-scripted/src/autorl_agent_scripted/recipes"
@@ -148,11 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group", type=int, default=4, help="episodes per session (4)")
     parser.add_argument("--steps", type=int, default=3, help="timed steps per way (3)")
     parser.add_argument("--max-new-tokens", type=int, default=24)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
-    args = parser.parse_args(argv)
-
-    model_path = registry_model(args.model)
+    args, model_path = parse_model_args(parser, argv)
     if model_path is None:
         return 2
     kit = webshop_kit()
@@ -170,13 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         f"model {args.model}, LoRA r 16, {args.sessions} WebShop sessions x {args.group} "
         f"episodes a step, at most {args.max_new_tokens} new tokens, {args.steps} timed steps"
     )
-    for name, values in times.items():
-        print(f"{name:<24} median {statistics.median(values):6.1f} s a step  {values}")
-    ratio = statistics.median(times["TRL GRPOTrainer"]) / statistics.median(
-        times["recipe, one turn"]
-    )
+    ratio = report_medians(times, "TRL GRPOTrainer", "recipe, one turn", args.json, digits=1)
     print(f"recipe vs TRL GRPOTrainer (one turn, same prompts and group): {ratio:.2f}x faster")
-    write_json(args.json, {**{k: statistics.median(v) for k, v in times.items()}, "ratio": ratio})
     return 0
 
 

@@ -37,7 +37,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchlib import registry_model, write_json
+from benchlib import registry_model, rollout_eval, write_json
 
 
 def prepared_webshop(cache: Path, prompt: str, max_steps: int) -> Any:
@@ -61,21 +61,7 @@ def prepared_alfworld(cache: Path, sessions: int, max_steps: int) -> Any:
 
 
 def play(model_dir: Path, prepared: Any, work: Path, **config: Any) -> dict[str, Any]:
-    from autorl_evaluator_rollout.contract import INTERACTIVE
-    from autorl_evaluator_rollout.evaluator import RolloutEvaluator
-
-    from autorl.contracts import load_contract
-    from autorl.types import EvalRequest
-
-    result = RolloutEvaluator().evaluate(
-        EvalRequest(
-            model_dir=model_dir,
-            eval_path=prepared.eval_path,
-            config={**prepared.evaluator_config, **config},
-            work_dir=work,
-            contract=load_contract(INTERACTIVE, prepared.contract),
-        )
-    )
+    result = rollout_eval(model_dir, prepared, work, **config)
     actions = [json.loads(line)["actions"] for line in result.details_path.read_text().splitlines()]
     return {"score": result.score, "metrics": dict(result.metrics), "actions": actions}
 

@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import time
-from pathlib import Path
 from typing import Any
 
-from benchlib import registry_model
+from benchlib import parse_bench_args, registry_model, report
 from eval_throughput import questions
 
 
@@ -32,16 +30,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompts", type=int, default=256)
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=64, help="transformers batch")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
-    args = parser.parse_args(argv)
+    args = parse_bench_args(parser, argv)
 
     import torch
 
     if not torch.cuda.is_available() or importlib.util.find_spec("vllm") is None:
         print("vllm_eval: needs a CUDA GPU and vllm installed (pip install vllm); not run here")
         return 2
-    path = Path(args.model) if Path(args.model).is_dir() else registry_model(args.model)
+    path = registry_model(args.model)
     if path is None:
         return 2
     from autorl_hf.generation import Generator, encode
@@ -86,9 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         a.text == b.text for a, b in zip(outputs["vllm"], outputs["transformers"], strict=True)
     )
     result["identical_outputs"] = f"{same}/{len(prompts)}"
-    print(json.dumps(result, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    report(args.json, result)
     return 0
 
 
