@@ -82,6 +82,5 @@ def test_a_torn_call_log_line_is_reported_not_fatal(tmp_path: Path) -> None:
     summary = driver_call_summary(run_dir, {})
     assert summary is not None and summary["calls"] == 1 and summary["input_tokens"] == 5
     assert (
-        summary["problems"] == [summary["problems"][0]]
-        and ":2: not JSON" in summary["problems"][0]
+        summary["problems"] == [summary["problems"][0]] and ":2: not JSON" in summary["problems"][0]
     )
