@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchlib import parse_model_args, report_medians
+from benchlib import bench_parser, parse_model_args, report_medians
 
 RECIPES = Path(__file__).resolve().parents[1] / (
     "plugins-agents/autorl-agent-scripted/src/autorl_agent_scripted/recipes"
@@ -54,8 +54,7 @@ def expert_pairs(tokenizer: Any, n: int, seed: int) -> list[tuple[list[int], lis
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2-135m", help="registry model (smollm2-135m)")
+    parser = bench_parser(__doc__, "smollm2-135m")
     parser.add_argument("--batches", type=int, default=6, help="timed batches per mode (6)")
     parser.add_argument("--batch-size", type=int, default=4, help="turns per step (4)")
     args, model_path = parse_model_args(parser, argv)

@@ -34,6 +34,14 @@ def write_json(path: Path | None, summary: dict[str, Any]) -> None:
         path.write_text(json.dumps(summary, indent=2) + "\n")
 
 
+def bench_parser(doc: str, model: str) -> argparse.ArgumentParser:
+    """A model benchmark's parser: described by the first line of ``doc`` (its docstring), with
+    ``--model`` (a registry name or a directory, ``model`` by default)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--model", default=model, help=f"registry name or a directory ({model})")
+    return parser
+
+
 def parse_model_args(
     parser: argparse.ArgumentParser, argv: list[str] | None
 ) -> tuple[argparse.Namespace, Path | None]:

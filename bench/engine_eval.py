@@ -15,7 +15,6 @@ loaded at once, so a change in the machine's load hits each alike; the load aver
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import re
@@ -24,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchlib import parse_bench_args, registry_model, report
+from benchlib import bench_parser, parse_bench_args, registry_model, report
 from eval_throughput import questions
 
 
@@ -47,8 +46,7 @@ def cpu() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2-135m", help="registry name or a directory")
+    parser = bench_parser(__doc__, "smollm2-135m")
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=1, help="alternating repetitions")

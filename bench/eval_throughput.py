@@ -13,12 +13,11 @@ from reasoning-gym's ``gsm_symbolic`` in chat format, greedy, ``--max-new-tokens
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from typing import Any
 
-from benchlib import parse_model_args
+from benchlib import bench_parser, parse_model_args
 
 
 def questions(n: int, seed: int, kind: str = "gsm") -> list[list[dict[str, str]]]:
@@ -42,8 +41,7 @@ def timed(fn: Any) -> tuple[Any, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="tiny", help="registry model name (default: tiny)")
+    parser = bench_parser(__doc__, "tiny")
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument(
         "--questions", choices=("gsm", "add"), default="gsm", help="long GSM8K-style or short"

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchlib import parse_model_args, report_medians
+from benchlib import bench_parser, parse_model_args, report_medians
 
 RECIPES = Path(__file__).resolve().parents[1] / (
     "plugins-agents/autorl-agent-scripted/src/autorl_agent_scripted/recipes"
@@ -141,8 +141,7 @@ def trl_steps(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2-135m", help="registry model (smollm2-135m)")
+    parser = bench_parser(__doc__, "smollm2-135m")
     parser.add_argument("--sessions", type=int, default=2, help="sessions per step (2)")
     parser.add_argument("--group", type=int, default=4, help="episodes per session (4)")
     parser.add_argument("--steps", type=int, default=3, help="timed steps per way (3)")

@@ -15,18 +15,16 @@ this project yet: the one GPU machine lent had no vLLM and no network; docs/refe
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import time
 from typing import Any
 
-from benchlib import parse_bench_args, registry_model, report
+from benchlib import bench_parser, parse_bench_args, registry_model, report
 from eval_throughput import questions
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2-135m", help="registry name or a directory")
+    parser = bench_parser(__doc__, "smollm2-135m")
     parser.add_argument("--prompts", type=int, default=256)
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=64, help="transformers batch")
