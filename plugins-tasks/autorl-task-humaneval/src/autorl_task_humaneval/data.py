@@ -6,9 +6,8 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from autorl_data.jsonl import json_lines
-
 from autorl.errors import ConfigError
+from autorl.jsonl import json_lines
 
 FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 N_PROBLEMS = 164

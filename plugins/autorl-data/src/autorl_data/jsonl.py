@@ -6,28 +6,12 @@ what is missing.
 
 from __future__ import annotations
 
-import gzip
-import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from autorl.errors import ConfigError
-
-
-def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` for each non-blank line of ``path`` (gzip-compressed when it
-    ends in ``.gz``); a line that is not JSON is a :class:`ConfigError` naming file and line."""
-    opener = gzip.open if Path(path).suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-            yield number, value
+from autorl.jsonl import json_lines
 
 
 def read_jsonl(

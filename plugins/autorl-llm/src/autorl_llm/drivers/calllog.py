@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from autorl.jsonl import json_lines
 from autorl_llm.drivers.base import ChatMixin
 from autorl_llm.drivers.errors import DriverConfigError, attempts_of
 from autorl_llm.drivers.types import ChatChunk, ChatRequest, ChatResponse, request_key
@@ -118,15 +119,7 @@ class DriverCallLog:
     @staticmethod
     def read(path: str | Path) -> list[dict[str, Any]]:
         """All records of a log; a corrupt line is an error naming the file and line."""
-        records = []
-        for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DriverConfigError(f"{path}:{n}: not a JSON line ({exc})") from exc
-        return records
+        return [record for _, record in json_lines(path, DriverConfigError)]
 
     @staticmethod
     def totals(path: str | Path) -> dict[str, Any]:
