@@ -148,6 +148,23 @@ def test_dry_run_catches_a_typo_in_the_last_of_16_cells(tmp_path: Path) -> None:
     assert camp.cells[15].cell_id in text
 
 
+def test_dry_run_checks_each_cells_agent_options_and_device_as_autorl_run_does(
+    tmp_path: Path,
+) -> None:
+    """The same names in every cell, options that differ: each cell's agent options (the
+    scripted agent's recipe flags) and device are checked, not only the first cell's."""
+    path = write(
+        tmp_path,
+        BASE + 'sandbox = "local"\n[axes]\n"agent_options.rounds" = [1, 2]\n'
+        '[campaign]\ninclude = [{ "agent_options.rnds" = 2 }, { device = "gpu" }]\n',
+    )
+    camp = load_campaign(path)
+    messages = [message for _, (message, _) in check_campaign(camp)]
+    assert len(messages) == 2, messages
+    assert "has no option 'rnds' (did you mean 'rounds'?)" in messages[0]
+    assert "device 'gpu' is not auto, cpu, cuda or cuda:N" in messages[1]
+
+
 def test_dry_run_command_prints_the_plan_and_runs_nothing(tmp_path: Path) -> None:
     from autorl_campaign.cli import campaign
 

@@ -1,10 +1,10 @@
 """Every cell checked before any runs: names against the registry, options against each
-component's options model, the driver built (so a missing key fails now, not hours later).
+component's options model, the agent against its task, the device, the driver built (so a
+missing key fails now, not hours later).
 
-The same resolution `autorl run` does before its baseline (:func:`autorl_runner.setup.resolve`)
-runs for each distinct combination of components; option tables are checked with the models
-the components declare (``Options``). Nothing is prepared or evaluated: a 16-cell check takes
-seconds.
+The same resolution `autorl run` does before its run directory exists
+(:func:`autorl_runner.setup.resolve`) runs for each distinct combination of components and
+options. Nothing is prepared or evaluated: a 16-cell check takes seconds.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Any
 
 from autorl.config import RunConfig
 from autorl.errors import AutorlError
-from autorl.options import OptionsModel, parse_options
 from autorl_campaign.spec import Campaign, Cell
 
 Problem = tuple[str, str | None]
@@ -34,17 +33,14 @@ def _memo(cache: dict[str, Problem | None], key: Any, check: Callable[[], None])
     return cache[k]
 
 
-def _options_model(component: Any) -> type[OptionsModel] | None:
-    model = getattr(component, "Options", None)
-    return model if isinstance(model, type) and issubclass(model, OptionsModel) else None
-
-
 def check_cell(config: RunConfig, registry: Any, cache: dict[str, Problem | None]) -> list[Problem]:
-    """The problems of one cell's config (empty when it would start)."""
+    """The problems of one cell's config (empty when it would start): what ``autorl run``
+    checks before its run directory exists (:func:`autorl_runner.setup.resolve`: the names,
+    the task's, evaluator's and agent's options, the agent against the task, the device), once
+    per distinct combination."""
     from autorl_runner.setup import resolve
 
-    problems: list[Problem] = []
-    components = (
+    checked = (
         config.task,
         config.agent,
         config.model,
@@ -53,50 +49,13 @@ def check_cell(config: RunConfig, registry: Any, cache: dict[str, Problem | None
         config.driver,
         config.driver_options,
         config.egress.policy,
+        config.task_options,
+        config.agent_options,
+        config.evaluator_options,
+        config.device,
     )
-    problem = _memo(cache, ("resolve", components), lambda: resolve(config, registry))
-    if problem:
-        return [problem]  # the names are wrong: their options cannot be checked
-
-    def task_options() -> None:
-        model = _options_model(registry.create("task", config.task))
-        if model is not None:
-            parse_options(model, config.task_options, who=f"task {config.task!r}")
-
-    def agent_options() -> None:
-        agent = registry.create("agent", config.agent)
-        model = _options_model(agent)
-        if model is not None:
-            parse_options(model, config.agent_options, who=f"agent {config.agent!r}")
-        elif hasattr(agent, "check_options"):
-            agent.check_options(config.agent_options)
-
-    def evaluator_options() -> None:
-        if not config.evaluator_options:
-            return
-        name = registry.get("task", config.task).spec.evaluator
-        model = _options_model(registry.create("evaluator", name)) if name else None
-        if model is None:
-            return
-        unknown = sorted(set(config.evaluator_options) - set(model.model_fields))
-        if unknown:
-            from autorl.errors import ConfigError
-
-            raise ConfigError(
-                f"evaluator {name!r}: unknown option(s) {', '.join(unknown)}",
-                hint=f"options of {name!r}: {', '.join(sorted(model.model_fields))}",
-            )
-
-    for what, options, check in (
-        ("task", config.task_options, task_options),
-        ("agent", config.agent_options, agent_options),
-        ("evaluator", config.evaluator_options, evaluator_options),
-    ):
-        name = getattr(config, what, None) or config.task
-        problem = _memo(cache, (what, name, options), check)
-        if problem:
-            problems.append(problem)
-    return problems
+    problem = _memo(cache, ("resolve", checked), lambda: resolve(config, registry))
+    return [problem] if problem else []
 
 
 def check_campaign(campaign: Campaign, registry: Any = None) -> list[tuple[Cell, Problem]]:
