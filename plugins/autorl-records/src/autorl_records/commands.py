@@ -8,6 +8,7 @@ when a table is printed or a run is read.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,13 @@ import click
 from autorl.errors import AutorlError
 
 DEFAULT_RUNS_DIR = Path("runs")
+
+
+def _path_option(*names: str, directory: bool, help: str) -> Callable[[Any], Any]:
+    """An optional path option (None unless given): a directory, or a file when not
+    ``directory``; click refuses the other kind with its own message."""
+    kind = click.Path(path_type=Path, file_okay=not directory, dir_okay=directory)
+    return click.option(*names, type=kind, default=None, help=help)
 
 
 # autorl report ------------------------------------------------------------------------------------
@@ -32,12 +40,8 @@ DEFAULT_RUNS_DIR = Path("runs")
     metavar="NAME",
     help="Report plugin to render (repeatable). Default: the run's configured reports, or basic.",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Where to write the files. Default: RUN_DIR/report.",
+@_path_option(
+    "--out", "out_dir", directory=True, help="Where to write the files. Default: RUN_DIR/report."
 )
 def report(run_dir: Path, reports: tuple[str, ...], out_dir: Path | None) -> None:
     """Re-render the report of a run (finished, crashed or in progress) from its records."""
@@ -117,17 +121,15 @@ def runs() -> None:
 
 
 @runs.command("list")
-@click.option(
+@_path_option(
     "--runs-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
+    directory=True,
     help="Directory holding the runs. Default: runs_dir of --config, else ./runs.",
 )
-@click.option(
+@_path_option(
     "--config",
     "config_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
+    directory=False,
     help="Run config (TOML/YAML) whose runs_dir to list.",
 )
 @click.option("--task", default=None, help="Only runs of this task.")
