@@ -4,6 +4,10 @@ record), the observers. It never loses what was recorded."""
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +57,28 @@ def contribute(run_dir: Path, run_id: str, registry: Registry) -> list[Any]:
     return problems
 
 
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM wait while the run's end is written (``run.json``, the plugins'
+    contributions, the reports: seconds), then take effect: a campaign stopping right after a
+    run recorded ``completed`` no longer leaves it without its analysis. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {
+        signum: signal.signal(signum, lambda n, _frame: caught.append(n))
+        for signum in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(caught):
+            signal.raise_signal(signum)  # now, to the run's own handlers
+
+
 def finish(
     run_dir: Path,
     run_id: str,
@@ -64,6 +90,20 @@ def finish(
     console: RunConsole,
 ) -> None:
     """``setup`` is None when the run failed before its task and model were prepared."""
+    with signals_deferred():
+        _finish(run_dir, run_id, run_info, reports, registry, setup, events, console)
+
+
+def _finish(
+    run_dir: Path,
+    run_id: str,
+    run_info: dict[str, Any],
+    reports: list[str],
+    registry: Registry,
+    setup: Setup | None,
+    events: EventLog,
+    console: RunConsole,
+) -> None:
     if setup is not None:
         # every file: weights, config, tokenizer
         current = setup.grader.files_hash(setup.model_info.path)

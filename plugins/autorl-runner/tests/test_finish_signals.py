@@ -1,0 +1,31 @@
+"""A run's end is written whole even when the signal to stop arrives while it is written (a
+campaign stopping just after a run recorded ``completed``): the signal takes effect after."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from autorl_runner.finish import signals_deferred
+from autorl_runner.run import terminate_as_interrupt
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_waits_for_the_end_to_be_written(signum: int) -> None:
+    written = []
+    with terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        with signals_deferred():
+            os.kill(os.getpid(), signum)
+            written.append("run.json")  # the signal did not cut this short
+            written.append("contributions")
+        written.append("never: the deferred signal interrupts here")
+    assert written == ["run.json", "contributions"]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL or callable(
+        signal.getsignal(signal.SIGTERM)
+    )
+
+
+def test_without_a_signal_nothing_happens() -> None:
+    with terminate_as_interrupt(), signals_deferred():
+        pass
