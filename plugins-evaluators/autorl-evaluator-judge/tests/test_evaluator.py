@@ -10,11 +10,11 @@ import pytest
 from autorl_evaluator_judge.contract import JUDGE
 from autorl_evaluator_judge.evaluator import JudgeEvaluator, read_examples
 from autorl_testing import conformance
-from conftest import EXAMPLES, write_eval
 
 from autorl.contracts import load_contract
 from autorl.errors import AutorlError, ConfigError
 from autorl.types import EvalRequest
+from conftest import EXAMPLES, write_eval
 
 FIRST_SHOWN_LOSES = {"default": "M"}
 """Inline driver script: the judge always prefers the output shown second."""

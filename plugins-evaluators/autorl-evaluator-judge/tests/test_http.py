@@ -14,10 +14,10 @@ from autorl_evaluator_judge.contract import JUDGE
 from autorl_evaluator_judge.evaluator import JudgeEvaluator
 from autorl_evaluator_judge.judging import JudgeError
 from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
-from conftest import EXAMPLES, KEY
 
 from autorl.contracts import load_contract
 from autorl.types import EvalRequest
+from conftest import EXAMPLES, KEY
 
 N = len(EXAMPLES)
 FAST = {"initial_delay_s": 0.01, "jitter": 0.0}
