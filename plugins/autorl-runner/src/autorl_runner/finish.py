@@ -79,6 +79,7 @@ def signals_deferred() -> Iterator[None]:
             signal.raise_signal(signum)  # now, to the run's own handlers
 
 
+@signals_deferred()
 def finish(
     run_dir: Path,
     run_id: str,
@@ -89,21 +90,9 @@ def finish(
     events: EventLog,
     console: RunConsole,
 ) -> None:
-    """``setup`` is None when the run failed before its task and model were prepared."""
-    with signals_deferred():
-        _finish(run_dir, run_id, run_info, reports, registry, setup, events, console)
-
-
-def _finish(
-    run_dir: Path,
-    run_id: str,
-    run_info: dict[str, Any],
-    reports: list[str],
-    registry: Registry,
-    setup: Setup | None,
-    events: EventLog,
-    console: RunConsole,
-) -> None:
+    """``setup`` is None when the run failed before its task and model were prepared. A
+    SIGINT/SIGTERM waits until the end is written (a context manager as decorator: each call
+    defers afresh)."""
     if setup is not None:
         # every file: weights, config, tokenizer
         current = setup.grader.files_hash(setup.model_info.path)
