@@ -79,6 +79,7 @@ def test_the_guide_has_the_whole_package(example: dict) -> None:
     ("name", "at_least"),
     [("autorl-task-reverse", 10), ("autorl-task-guess", 10), ("autorl-agent-onestep", 2)],
 )
+@pytest.mark.e2e  # pytest in a subprocess on each guide package
 def test_the_guide_conformance_test_passes_from_source(
     example: dict, name: str, at_least: int
 ) -> None:

@@ -195,6 +195,7 @@ def test_direct_demonstrations_buy_the_experts_product(webshop_workspace: Path) 
         assert episode["steps"][0]["messages"] == first  # the grader's prompt format
 
 
+@pytest.mark.e2e  # trains the tiny model
 def test_action_sft_learns_the_experts_actions(webshop_workspace: Path) -> None:
     import autorl_kit as kit
     import interactive

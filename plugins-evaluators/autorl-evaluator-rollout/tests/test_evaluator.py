@@ -110,6 +110,7 @@ def test_trajectories_metrics_and_progress(tiny_model_dir: Path, tmp_path: Path)
     assert counter.MADE == [{"max_steps": 3, "tag": "forwarded"}] * 4
 
 
+@pytest.mark.e2e  # many WebShop episodes on the model, twice
 def test_lockstep_equals_one_at_a_time_on_webshop(tiny_model_dir: Path, tmp_path: Path) -> None:
     """Greedy decoding, the real WebShop env: batch 6 plays exactly what batch 1 plays."""
     batched = RolloutEvaluator().evaluate(webshop_request(tiny_model_dir, tmp_path / "b", 6))

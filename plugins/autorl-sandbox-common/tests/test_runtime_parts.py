@@ -14,6 +14,7 @@ from autorl_sandbox_common.runtime import _installed, build_runtime, closure
 from autorl.errors import ConfigError
 
 
+@pytest.mark.e2e  # builds agent runtimes (a venv each)
 def test_runtime_has_the_training_stack_and_no_harness(tmp_path: Path) -> None:
     runtime = build_runtime(cache=tmp_path)
     assert "torch" in runtime.distributions and "trl" in runtime.distributions
@@ -27,6 +28,7 @@ def test_runtime_has_the_training_stack_and_no_harness(tmp_path: Path) -> None:
     assert again.root == runtime.root
 
 
+@pytest.mark.e2e  # builds agent runtimes (a venv each)
 def test_runtime_adds_the_kit_requirements_and_refuses_unknown_ones(tmp_path: Path) -> None:
     runtime = build_runtime(["rank-bm25"], cache=tmp_path)
     assert "rank-bm25" in runtime.distributions
