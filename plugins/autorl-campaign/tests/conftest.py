@@ -54,125 +54,52 @@ def _sub(
     }
 
 
+G1 = ("react", "fake/a", "gsm8k")
+G2 = ("react", "fake/b", "gsm8k")
+G3 = ("codex", "fake/a", "gsm8k")
+G4 = ("react", "fake/a", "humaneval")
+
+
+def _row(
+    position: int,
+    group: tuple[str, str, str],
+    seed: int,
+    best: float | None,
+    subs: list[dict[str, Any]],
+    *,
+    status: str = "completed",
+    baseline: float = 40.0,
+    base_se: float | None = 1.0,
+    comparable: int = 1,
+) -> tuple[dict[str, Any], str, float, float | None, float | None, int, Any, list]:
+    """One :data:`CELLS` row; the defaults are what most cells share (baseline 40, se 1).
+
+    The driver's spend is what the last submission had metered by then (None when unmetered).
+    """
+    last = subs[-1] if subs else {}
+    metered = last.get("tokens_by_then") is not None
+    spent = (last["tokens_by_then"], last["cost_by_then"]) if metered else None
+    return (_cell(position, *group, seed), status, baseline, base_se, best, comparable, spent, subs)
+
+
 # (cell, status, baseline, baseline_se, best, comparable, driver tokens/cost, submissions)
 CELLS: list[tuple[dict[str, Any], str, float, float | None, float | None, int, Any, list]] = [
     # G1: best-so-far over time (grid 0, 50, ..., 300):
     #   seed 1: 0, 0, 2, 2, 4, 4, 4;  seed 2: 0, 6, 6, 6, 6, 6, 6;  seed 3: 0, 0, 0, 0, 0, 8, 8
-    (
-        _cell(1, "react", "fake/a", "gsm8k", 1),
-        "completed",
-        40.0,
-        1.0,
-        44.0,
-        1,
-        (2000, 0.2),
-        [_sub(1, 100, 42.0, 1000, 0.1), _sub(2, 200, 44.0, 2000, 0.2)],
-    ),
-    (
-        _cell(2, "react", "fake/a", "gsm8k", 2),
-        "completed",
-        40.0,
-        1.0,
-        46.0,
-        1,
-        (3000, 0.3),
-        [_sub(1, 50, 46.0, 500, 0.05), _sub(2, 300, None, 3000, 0.3)],
-    ),
-    (
-        _cell(3, "react", "fake/a", "gsm8k", 3),
-        "completed",
-        40.0,
-        1.0,
-        48.0,
-        1,
-        (2500, 0.25),
-        [_sub(1, 150, None, 1500, 0.15), _sub(2, 250, 48.0, 2500, 0.25)],
-    ),
-    (_cell(4, "react", "fake/a", "gsm8k", 4), "failed", 40.0, 1.0, None, 1, None, []),
-    # G2
-    (
-        _cell(5, "react", "fake/b", "gsm8k", 1),
-        "completed",
-        40.0,
-        1.0,
-        41.0,
-        1,
-        None,
-        [_sub(1, 100, 41.0)],
-    ),
-    (
-        _cell(6, "react", "fake/b", "gsm8k", 2),
-        "completed",
-        40.0,
-        1.0,
-        42.0,
-        1,
-        None,
-        [_sub(1, 100, 42.0)],
-    ),
-    (
-        _cell(7, "react", "fake/b", "gsm8k", 3),
-        "completed",
-        40.0,
-        1.0,
-        None,
-        1,
-        None,
-        [_sub(1, 100, None)],
-    ),
-    (_cell(8, "react", "fake/b", "gsm8k", 4), "pending", 40.0, 1.0, None, 1, None, []),
-    # G3
-    (
-        _cell(9, "codex", "fake/a", "gsm8k", 1),
-        "completed",
-        40.0,
-        1.0,
-        43.0,
-        1,
-        None,
-        [_sub(1, 100, 43.0)],
-    ),
-    (
-        _cell(10, "codex", "fake/a", "gsm8k", 2),
-        "completed",
-        40.0,
-        1.0,
-        45.0,
-        0,
-        None,
-        [_sub(1, 100, 45.0)],
-    ),
+    _row(1, G1, 1, 44.0, [_sub(1, 100, 42.0, 1000, 0.1), _sub(2, 200, 44.0, 2000, 0.2)]),
+    _row(2, G1, 2, 46.0, [_sub(1, 50, 46.0, 500, 0.05), _sub(2, 300, None, 3000, 0.3)]),
+    _row(3, G1, 3, 48.0, [_sub(1, 150, None, 1500, 0.15), _sub(2, 250, 48.0, 2500, 0.25)]),
+    _row(4, G1, 4, None, [], status="failed"),
+    _row(5, G2, 1, 41.0, [_sub(1, 100, 41.0)]),
+    _row(6, G2, 2, 42.0, [_sub(1, 100, 42.0)]),
+    _row(7, G2, 3, None, [_sub(1, 100, None)]),
+    _row(8, G2, 4, None, [], status="pending"),
+    _row(9, G3, 1, 43.0, [_sub(1, 100, 43.0)]),
+    _row(10, G3, 2, 45.0, [_sub(1, 100, 45.0)], comparable=0),
     # G4: distinct baselines 20, 22, 24 (SD 2), no evaluator SE
-    (
-        _cell(11, "react", "fake/a", "humaneval", 1),
-        "completed",
-        20.0,
-        None,
-        30.0,
-        1,
-        None,
-        [_sub(1, 200, 30.0)],
-    ),
-    (
-        _cell(12, "react", "fake/a", "humaneval", 2),
-        "completed",
-        22.0,
-        None,
-        24.0,
-        1,
-        None,
-        [_sub(1, 200, 24.0)],
-    ),
-    (
-        _cell(13, "react", "fake/a", "humaneval", 3),
-        "completed",
-        24.0,
-        None,
-        30.0,
-        1,
-        None,
-        [_sub(1, 200, 30.0)],
-    ),
+    _row(11, G4, 1, 30.0, [_sub(1, 200, 30.0)], baseline=20.0, base_se=None),
+    _row(12, G4, 2, 24.0, [_sub(1, 200, 24.0)], baseline=22.0, base_se=None),
+    _row(13, G4, 3, 30.0, [_sub(1, 200, 30.0)], baseline=24.0, base_se=None),
 ]
 
 
