@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-from autorl_llm.testing import FakeProvider
+from autorl_testing.providers import fake_provider_fixtures
 
 KEY = "sk-ant-test"
 
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider(api_key=KEY) as provider:
-        yield provider
-
-
-@pytest.fixture
-def env(fake: FakeProvider) -> dict[str, str]:
-    return {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake.anthropic_base_url}
+fake, env = fake_provider_fixtures(
+    "anthropic", api_key=KEY, key_var="ANTHROPIC_API_KEY", url_var="ANTHROPIC_BASE_URL"
+)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +11,7 @@ from autorl_llm.drivers import ChatRequest
 from autorl_llm.drivers.errors import DriverAPIError, DriverConfigError, DriverTimeoutError
 from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
 from autorl_testing import DriverConformance
+from autorl_testing.providers import fake_provider_fixtures
 
 MODEL = "gemini-2.5-flash"
 KEY = "gm-test"
@@ -19,16 +19,9 @@ USER = [{"role": "user", "content": "What is two plus two?"}]
 TOOLS = [{"name": "bash", "description": "run", "parameters": {"type": "object"}}]
 FAST = {"initial_delay_s": 0.01, "jitter": 0.0}
 
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider(api_key=KEY) as provider:
-        yield provider
-
-
-@pytest.fixture
-def env(fake: FakeProvider) -> dict[str, str]:
-    return {"GEMINI_API_KEY": KEY, "GOOGLE_GEMINI_BASE_URL": fake.gemini_base_url}
+fake, env = fake_provider_fixtures(
+    "gemini", api_key=KEY, key_var="GEMINI_API_KEY", url_var="GOOGLE_GEMINI_BASE_URL"
+)
 
 
 class TestGeminiConformance(DriverConformance):

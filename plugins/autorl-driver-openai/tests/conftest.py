@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-from autorl_llm.testing import FakeProvider
+from autorl_testing.providers import fake_provider_fixtures
 
 KEY = "sk-test-openai"
 
-
-@pytest.fixture
-def fake() -> Iterator[FakeProvider]:
-    with FakeProvider(api_key=KEY) as provider:
-        yield provider
-
-
-@pytest.fixture
-def env(fake: FakeProvider) -> dict[str, str]:
-    return {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": fake.openai_base_url}
+fake, env = fake_provider_fixtures(
+    "openai", api_key=KEY, key_var="OPENAI_API_KEY", url_var="OPENAI_BASE_URL"
+)
