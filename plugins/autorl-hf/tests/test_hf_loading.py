@@ -42,6 +42,7 @@ def test_busy_machines_get_fewer_threads(monkeypatch: pytest.MonkeyPatch) -> Non
     assert free_cores(16) == 15
 
 
+@pytest.mark.serial  # reads every other process's CPU: alone, not beside a parallel worker
 def test_the_load_of_other_processes_is_measured_between_batches() -> None:
     """A process spinning on one core reads as ~1 busy core elsewhere within a second (the
     load average would take a minute), and our own busy time is not counted."""
