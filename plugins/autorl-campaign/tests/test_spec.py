@@ -20,6 +20,8 @@ def write(tmp_path: Path, text: str, name: str = "c.toml") -> Path:
 
 
 BASE = 'task = "gsm8k"\nmodel = "tiny"\ntask_options = { train_size = 20, eval_size = 4 }\n'
+POOL = 'sandbox = "local"\n[campaign]\nexecutor = "pool"\nexecutor_options = { workers = 2 }\n'
+"""A campaign on the local pool executor with two workers (the file's executor options)."""
 
 
 def test_axes_expand_to_the_product_minus_exclude_plus_include(tmp_path: Path) -> None:
@@ -168,11 +170,7 @@ def test_dry_run_checks_each_cells_agent_options_and_device_as_autorl_run_does(
 def test_dry_run_command_prints_the_plan_and_runs_nothing(tmp_path: Path) -> None:
     from autorl_campaign.cli import campaign
 
-    path = write(
-        tmp_path,
-        BASE + 'sandbox = "local"\n[campaign]\nexecutor = "pool"\n'
-        "executor_options = { workers = 2 }\n[axes]\nseed = [0, 1, 2]\n",
-    )
+    path = write(tmp_path, BASE + POOL + "[axes]\nseed = [0, 1, 2]\n")
     out = tmp_path / "camp"
     result = CliRunner().invoke(campaign, ["run", str(path), "--dry-run", "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -188,11 +186,7 @@ def test_dry_run_command_prints_the_plan_and_runs_nothing(tmp_path: Path) -> Non
 def test_executor_options_are_checked_before_anything_is_written(tmp_path: Path) -> None:
     from autorl_campaign.cli import campaign
 
-    path = write(
-        tmp_path,
-        BASE + 'sandbox = "local"\n[campaign]\nexecutor = "pool"\n'
-        "executor_options = { workers = 2 }\n[axes]\nseed = [0, 1]\n",
-    )
+    path = write(tmp_path, BASE + POOL + "[axes]\nseed = [0, 1]\n")
     out = tmp_path / "camp"
     bad = ["run", str(path), "--out", str(out), "--executor-option", "wokers=3"]
     result = CliRunner().invoke(campaign, bad)
