@@ -10,7 +10,6 @@ import os
 import resource
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 from autorl_testing.checkpoints import write_checkpoint
+from autorl_testing.flood import hold, release, start_server, stop_server
 
 HERE = Path(__file__).parent
 AUTH = {"Authorization": "Bearer secret-token"}
@@ -39,49 +39,12 @@ def root() -> Iterator[Path]:
         yield path
 
 
-def hold(path: Path, count: int, seconds: float) -> list[socket.socket]:
-    held: list[socket.socket] = []
-    deadline = time.monotonic() + seconds
-    while len(held) < count and time.monotonic() < deadline:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        try:
-            sock.connect(str(path))
-        except OSError:  # the backlog is full: the server is behind
-            sock.close()
-            time.sleep(0.005)
-            continue
-        held.append(sock)
-    return held
-
-
 def unix_client(path: Path) -> httpx.Client:
     return httpx.Client(transport=httpx.HTTPTransport(uds=str(path)), base_url="http://grader")
 
 
 def serve(root: Path, nofile: int, max_connections: int) -> tuple[subprocess.Popen[str], dict]:
-    args = (root, nofile, max_connections)
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "grading_flood_server.py"), *map(str, args)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line, proc.stderr.read() if proc.stderr else ""
-    return proc, json.loads(line)
-
-
-def stop(proc: subprocess.Popen[str]) -> tuple[dict, str]:
-    try:
-        out, err = proc.communicate("stop\n", timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise AssertionError("the grading server did not stop within 15 s") from None
-    return json.loads(out.splitlines()[-1]), err
+    return start_server(HERE / "grading_flood_server.py", root, nofile, max_connections)
 
 
 def logged(root: Path) -> list[dict]:
@@ -113,8 +76,7 @@ def test_a_flood_on_the_unix_socket_leaves_submissions_working(root: Path) -> No
         )
         assert r.status_code == 200 and r.json()["status"] == "scored" and seconds < 10
     finally:
-        for sock in held:
-            sock.close()
+        release(held)
     deadline = time.monotonic() + 10
     with unix_client(root / "grader.sock") as client:
         while client.get("/health", timeout=5).status_code != 200:
@@ -124,7 +86,7 @@ def test_a_flood_on_the_unix_socket_leaves_submissions_working(root: Path) -> No
             "/submit", json={"model_path": "output/v2", "wait": True}, headers=AUTH, timeout=30
         )
         assert r.status_code == 200 and r.json()["status"] == "scored"
-    stats, err = stop(proc)
+    stats, err = stop_server(proc)
     print(f"stats {stats}")
     assert stats["stop_s"] < 7
     assert stats["out_of_descriptors"] == 0 and stats["refused"] > 1000
@@ -148,8 +110,7 @@ def test_emfile_in_the_grading_server_is_survived(root: Path) -> None:
             status = 0
         assert status in (0, 200, 503) and time.monotonic() - started < 5
     finally:
-        for sock in held:
-            sock.close()
+        release(held)
     deadline = time.monotonic() + 20  # silent connections are closed after 15 s at the latest
     while True:
         try:
@@ -166,7 +127,7 @@ def test_emfile_in_the_grading_server_is_survived(root: Path) -> None:
         assert time.monotonic() < deadline, "the server did not recover"
         time.sleep(0.2)
     assert r.json()["status"] == "scored"
-    stats, err = stop(proc)
+    stats, err = stop_server(proc)
     print(f"\nstats {stats}\n{err[-1000:]}")
     assert stats["out_of_descriptors"] >= 1 and stats["stop_s"] < 7
     assert "Traceback" not in err and len(err) < 20_000, err[-2000:]

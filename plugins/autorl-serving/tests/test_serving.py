@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import json
 import logging
 import os
 import resource
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from autorl_serving import BodyLimit, ContainErrors, RepeatFilter, ThreadedServer, unix_listener
+from autorl_testing.flood import hold, release, start_server, stop_server
 
 HERE = Path(__file__).parent
 
@@ -46,32 +46,6 @@ def request(target: str | tuple[str, int], raw: bytes, timeout: float = 5.0) -> 
 
 
 GET_HEALTH = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-
-
-def hold(path: str, count: int, seconds: float) -> list[socket.socket]:
-    """Open up to ``count`` connections to a unix socket within ``seconds`` and keep them."""
-    held: list[socket.socket] = []
-    deadline = time.monotonic() + seconds
-    while len(held) < count and time.monotonic() < deadline:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        try:
-            sock.connect(path)
-        except BlockingIOError:  # the backlog is full: the server is behind, try again
-            sock.close()
-            time.sleep(0.005)
-            continue
-        except OSError:
-            sock.close()
-            time.sleep(0.005)
-            continue
-        held.append(sock)
-    return held
-
-
-def release(held: list[socket.socket]) -> None:
-    for sock in held:
-        sock.close()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -193,34 +167,14 @@ def start_flood_server(
     short_dir: Path, nofile: int, max_connections: int
 ) -> tuple[subprocess.Popen[str], dict, str]:
     path = str(short_dir / "flood.sock")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            str(HERE / "serving_flood_server.py"),
-            str(nofile),
-            str(max_connections),
-            path,
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line, proc.stderr.read() if proc.stderr else ""
-    return proc, json.loads(line), path
+    proc, info = start_server(HERE / "serving_flood_server.py", nofile, max_connections, path)
+    return proc, info, path
 
 
 def stop_flood_server(proc: subprocess.Popen[str]) -> tuple[dict, str, float]:
     started = time.monotonic()
-    try:
-        out, err = proc.communicate("stop\n", timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise AssertionError("the server did not stop within 15 s") from None
-    return json.loads(out.splitlines()[-1]), err, time.monotonic() - started
+    stats, err = stop_server(proc)
+    return stats, err, time.monotonic() - started
 
 
 @pytest.mark.usefixtures("enough_descriptors")
