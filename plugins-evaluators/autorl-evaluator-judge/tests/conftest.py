@@ -6,12 +6,17 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # plain_protocol
 
+from autorl_evaluator_judge.contract import JUDGE
 from autorl_llm.testing import FakeProvider
+
+from autorl.contracts import load_contract
+from autorl.types import EvalRequest
 
 KEY = "sk-test-judge"
 EXAMPLES = [
@@ -46,6 +51,20 @@ def write_eval(path: Path, examples: list[tuple[str, str]] = EXAMPLES) -> Path:
         encoding="utf-8",
     )
     return path
+
+
+def request(
+    model: Path, eval_path: Path, work: Path, config: dict, progress: Any = None
+) -> EvalRequest:
+    """An evaluation of ``model`` on ``eval_path`` under the judge's plain test protocol."""
+    return EvalRequest(
+        model_dir=model,
+        eval_path=eval_path,
+        config=config,
+        work_dir=work,
+        progress=progress,
+        contract=load_contract(JUDGE, "plain_protocol"),
+    )
 
 
 @pytest.fixture

@@ -7,14 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from autorl_evaluator_judge.contract import JUDGE
 from autorl_evaluator_judge.evaluator import JudgeEvaluator, read_examples
 from autorl_testing import conformance
 
-from autorl.contracts import load_contract
 from autorl.errors import AutorlError, ConfigError
 from autorl.types import EvalRequest
-from conftest import EXAMPLES, write_eval
+from conftest import EXAMPLES, request, write_eval
 
 FIRST_SHOWN_LOSES = {"default": "M"}
 """Inline driver script: the judge always prefers the output shown second."""
@@ -29,17 +27,6 @@ def config(tmp_path: Path, **overrides) -> dict:
         "batch_size": 8,
         **overrides,
     }
-
-
-def request(model: Path, eval_path: Path, work: Path, cfg: dict, progress=None) -> EvalRequest:
-    return EvalRequest(
-        model_dir=model,
-        eval_path=eval_path,
-        config=cfg,
-        work_dir=work,
-        progress=progress,
-        contract=load_contract(JUDGE, "plain_protocol"),
-    )
 
 
 def calls_logged(work: Path) -> int:

@@ -10,14 +10,11 @@ from pathlib import Path
 import autorl_driver_anthropic  # noqa: F401
 import autorl_driver_openai  # noqa: F401
 import pytest
-from autorl_evaluator_judge.contract import JUDGE
 from autorl_evaluator_judge.evaluator import JudgeEvaluator
 from autorl_evaluator_judge.judging import JudgeError
 from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
 
-from autorl.contracts import load_contract
-from autorl.types import EvalRequest
-from conftest import EXAMPLES, KEY
+from conftest import EXAMPLES, KEY, request
 
 N = len(EXAMPLES)
 FAST = {"initial_delay_s": 0.01, "jitter": 0.0}
@@ -43,15 +40,7 @@ def evaluate(model: Path, eval_path: Path, work: Path, **cfg) -> object:
         "cache_dir": str(work.parent / "judge-cache"),
         **cfg,
     }
-    return JudgeEvaluator().evaluate(
-        EvalRequest(
-            model_dir=model,
-            eval_path=eval_path,
-            config=config,
-            work_dir=work,
-            contract=load_contract(JUDGE, "plain_protocol"),
-        )
-    )
+    return JudgeEvaluator().evaluate(request(model, eval_path, work, config))
 
 
 def second_shown_wins(details_path: Path) -> float:
