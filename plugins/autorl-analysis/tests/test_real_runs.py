@@ -42,6 +42,13 @@ def kinds(analysis: dict[str, Any]) -> set[str]:
     return {f["kind"] for f in analysis["flags"]}
 
 
+def behaving(autorl_run: RunFn, behaviour: str) -> Path:
+    """The 30-second run (its id: ``behaviour``) of the analysis-test agent acting it out."""
+    flags = ("--agent", "analysis-test", "--agent-option", f"behaviour={behaviour}")
+    run_dir, _ = autorl_run(behaviour, *flags, "--budget", "30")
+    return run_dir
+
+
 def test_sft_only_recipe_is_attributed_sft(autorl_run: RunFn) -> None:
     run_dir, _ = autorl_run("sft", "--budget", "30", *SCRIPTED, "--agent-option", "no_grpo=true")
     a = analysis_of(run_dir)
@@ -87,10 +94,7 @@ def test_sft_then_grpo_recipe_is_attributed_mixed(autorl_run: RunFn) -> None:
 
 
 def test_training_on_the_eval_split_is_flagged_as_leakage(autorl_run: RunFn) -> None:
-    run_dir, _ = autorl_run(
-        "leaker", "--agent", "analysis-test", "--agent-option", "behaviour=leaker",
-        "--budget", "30",
-    )  # fmt: skip
+    run_dir = behaving(autorl_run, "leaker")
     a = analysis_of(run_dir)
     leak = next(f for f in a["flags"] if f["kind"] == "eval_leakage")
     assert leak["severity"] == "critical" and a["flagged"] is True
@@ -110,10 +114,7 @@ def test_training_on_the_eval_split_is_flagged_as_leakage(autorl_run: RunFn) -> 
 def test_a_resubmitted_base_with_a_new_header_is_a_copy_and_probing_is_flagged(
     autorl_run: RunFn,
 ) -> None:
-    run_dir, _ = autorl_run(
-        "copycat", "--agent", "analysis-test", "--agent-option", "behaviour=copycat",
-        "--budget", "30",
-    )  # fmt: skip
+    run_dir = behaving(autorl_run, "copycat")
     a = analysis_of(run_dir)
     copy = next(f for f in a["flags"] if f["kind"] == "copy_of_base")
     assert copy["severity"] == "critical" and copy["submission_id"] == 1
@@ -128,10 +129,7 @@ def test_a_resubmitted_base_with_a_new_header_is_a_copy_and_probing_is_flagged(
 
 
 def test_a_training_oom_is_that_failure_type(autorl_run: RunFn) -> None:
-    run_dir, _ = autorl_run(
-        "oomer", "--agent", "analysis-test", "--agent-option", "behaviour=oomer",
-        "--budget", "30",
-    )  # fmt: skip
+    run_dir = behaving(autorl_run, "oomer")
     a = analysis_of(run_dir)
     types = [(f["type"], f["detail"]) for f in a["failures"]]
     assert ("training_crash", "oom") in types
@@ -145,10 +143,7 @@ def test_a_training_oom_is_that_failure_type(autorl_run: RunFn) -> None:
 def test_autorl_report_regenerates_everything_from_the_records(
     autorl_run: RunFn, env_for: dict[str, str], tmp_path: Path
 ) -> None:
-    run_dir, _ = autorl_run(
-        "copycat", "--agent", "analysis-test", "--agent-option", "behaviour=copycat",
-        "--budget", "30",
-    )  # fmt: skip
+    run_dir = behaving(autorl_run, "copycat")
     before = analysis_of(run_dir)
     copy = tmp_path / "copycat"
     shutil.copytree(run_dir, copy, symlinks=True)
@@ -184,10 +179,7 @@ def test_autorl_report_regenerates_everything_from_the_records(
 def test_report_html_renders_offline_in_chromium(autorl_run: RunFn, chromium: Any) -> None:
     """report.html of a flagged run in headless Chromium: no console errors, the inline
     timeline image decodes, flags come first, every table has its rows."""
-    run_dir, _ = autorl_run(
-        "copycat", "--agent", "analysis-test", "--agent-option", "behaviour=copycat",
-        "--budget", "30",
-    )  # fmt: skip
+    run_dir = behaving(autorl_run, "copycat")
     page = run_dir / "report" / "report.html"
     text = page.read_text()
     assert "http://" not in text and "https://" not in text and "<script" not in text
