@@ -4,14 +4,13 @@ options, the description, and the scripted judge's rules."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from autorl_task_alpacaeval import data
 from autorl_task_alpacaeval.task import JUDGE_DIR, SCRIPTED_JUDGE, AlpacaEvalTask
 from autorl_testing import conformance
+from autorl_testing.workspace import check_generated
 
 from autorl.errors import ConfigError
 from autorl.types import TaskContext
@@ -60,12 +59,7 @@ def test_offline_split_is_disjoint_varied_and_judged_by_the_scripted_judge(tmp_p
 
 
 def test_the_shipped_split_is_what_the_script_writes() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "make_offline_split.py"), "--check"],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
+    check_generated(ROOT / "scripts" / "make_offline_split.py")
     categories = {r["category"] for r in rows(data.OFFLINE_EVAL)}
     assert {"how-to", "rewrite", "list", "explanation", "classification"} <= categories
 

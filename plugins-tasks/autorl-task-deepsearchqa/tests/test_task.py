@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,7 @@ from autorl_task_deepsearchqa import official
 from autorl_task_deepsearchqa.corpus import load_questions
 from autorl_task_deepsearchqa.task import EVALUATOR_CONFIG
 from autorl_testing import conformance
-from autorl_testing.workspace import run_kit
+from autorl_testing.workspace import check_generated, run_kit
 
 from autorl.errors import ConfigError
 
@@ -186,13 +184,7 @@ def test_reference_file_problems_are_precise_errors(tmp_path: Path, prepare) -> 
 
 
 def test_shipped_data_matches_its_generator() -> None:
-    result = subprocess.run(
-        [sys.executable, str(PACKAGE_ROOT / "scripts" / "build_data.py"), "--check"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    check_generated(PACKAGE_ROOT / "scripts" / "build_data.py")
     size = sum(p.stat().st_size for p in (PACKAGE_ROOT / "src").rglob("data/*.json"))
     assert size < 2_000_000
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -12,18 +10,13 @@ from autorl_task_webshop.env import WebShopEnv
 from autorl_task_webshop.expert import expert_actions, expert_query
 from autorl_task_webshop.search import Shop
 from autorl_task_webshop.task import DATA_DIR
+from autorl_testing.workspace import check_generated
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_shipped_data_is_what_the_script_builds() -> None:
-    result = subprocess.run(
-        [sys.executable, str(PACKAGE_ROOT / "scripts" / "build_catalog.py"), "--check"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
+    check_generated(PACKAGE_ROOT / "scripts" / "build_catalog.py")
     total = sum(p.stat().st_size for p in DATA_DIR.glob("*.json"))
     assert total < 2_000_000, f"shipped data is {total} bytes"
 

@@ -9,6 +9,8 @@ kit works on its own (it imports nothing of autorl)::
         texts = workspace_texts(root)
         assert not [p for p, text in texts.items() if "eval-0001" in text]
         assert run_kit(root, REFUSES, json.dumps(["eval-0001"]))["refused"] == 1
+
+and, where the task ships data a script generates, that the two agree (:func:`check_generated`).
 """
 
 from __future__ import annotations
@@ -99,3 +101,12 @@ def run_kit(
     )
     assert done.returncode == 0, f"the kit script failed in {workspace}:\n{done.stderr[-3000:]}"
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def check_generated(script: Path, timeout: float = 120) -> None:
+    """``python script --check`` exits 0: the data a task ships is what its generator script
+    writes (the script compares them); otherwise the test fails with the script's output."""
+    done = subprocess.run(
+        [sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
