@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autorl_testing.runs import installed_plugin
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
 AGENTS = Path(__file__).resolve().parent / "agents"
@@ -26,13 +27,8 @@ SMALL = ("--task-option", "train_size=40", "--task-option", "eval_size=8")
 @pytest.fixture(scope="session")
 def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("analysis-runs")
-    dist = root / "site" / "autorl_analysis_testagents-0.0.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: autorl-analysis-testagents\nVersion: 0.0.0\n"
-    )
-    (dist / "entry_points.txt").write_text(
-        "[autorl.plugins]\nautorl-analysis-testagents = autorl_analysis_testagents.plugin\n"
+    installed_plugin(
+        root / "site", "autorl-analysis-testagents", "autorl_analysis_testagents.plugin"
     )
     return root
 

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from autorl_testing.runs import installed_plugin
 
 pytestmark = pytest.mark.slow  # three real runs of the scripted agent on the tiny model
 
@@ -80,16 +81,8 @@ axes:
 
 def install_plugin(root: Path) -> Path:
     """A directory that, on PYTHONPATH, holds the plugin as an installed distribution."""
-    site = root / "site"
-    info = site / "autorl_test_flaky_sandbox-0.0.dist-info"
-    info.mkdir(parents=True)
+    site = installed_plugin(root / "site", "autorl-test-flaky-sandbox", "autorl_test_flaky_sandbox")
     (site / "autorl_test_flaky_sandbox.py").write_text(PLUGIN)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: autorl-test-flaky-sandbox\nVersion: 0.0\n"
-    )
-    (info / "entry_points.txt").write_text(
-        "[autorl.plugins]\nautorl-test-flaky-sandbox = autorl_test_flaky_sandbox\n"
-    )
     return site
 
 

@@ -62,3 +62,14 @@ def completed_summary(run_dir: Path) -> dict[str, Any]:
     assert summary["submissions"], "the agent submitted nothing"
     assert any(row["status"] == "scored" for row in summary["submissions"]), summary["submissions"]
     return summary
+
+
+def installed_plugin(site: Path, distribution: str, module: str) -> Path:
+    """``site`` holding a ``.dist-info`` for ``distribution`` whose ``autorl.plugins`` entry
+    point is ``module``: on ``PYTHONPATH``, a plugin under test (not pip-installed) reaches an
+    ``autorl`` subprocess the way an installed one does. Returns ``site``."""
+    info = site / f"{distribution.replace('-', '_')}-0.0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.0\n")
+    (info / "entry_points.txt").write_text(f"[autorl.plugins]\n{distribution} = {module}\n")
+    return site
