@@ -17,6 +17,7 @@ from autorl_analysis.report import AnalysisReport
 from autorl_grading.checkpoints import tensor_hash
 from autorl_report_basic.report import BasicReport
 from autorl_runner.finish import contribute
+from autorl_testing.runs import write_run_dir
 from safetensors.numpy import save_file
 
 from autorl.registry import Registry
@@ -54,42 +55,35 @@ def write_model(directory: Path, tensors: dict[str, np.ndarray]) -> str:
 def write_run(
     root: Path, entries: list[dict[str, Any]], base: Path, base_hash: str, agent: str
 ) -> Path:
-    run_dir = root / "20260102-030405-claims"
-    run_dir.mkdir(parents=True)
-    manifest = {
-        "run_id": run_dir.name,
-        "created": "2026-01-02T03:04:05.000Z",
-        "config": {
-            "task": "no-such-task",  # the leakage check is skipped (a problem), not slowed
-            "agent": agent,
-            "driver": None,
-            "model": "tiny",
-            "seed": 0,
-            "budget": {"wall_seconds": 600, "max_submissions": 8},
-            "sandbox": "isolated",
-            "reports": ["basic", "analysis"],
-        },
-        "versions": {"autorl": "0.1.0"},
-        "hashes": {"train": "sha256:t", "eval": "sha256:e", "base_model": base_hash},
-        "model": {"path": str(base)},
-        "task": {"name": "no-such-task", "version": "1", "metric": "accuracy"},
+    config = {
+        "task": "no-such-task",  # the leakage check is skipped (a problem), not slowed
+        "agent": agent,
+        "driver": None,
+        "model": "tiny",
+        "seed": 0,
+        "budget": {"wall_seconds": 600, "max_submissions": 8},
+        "sandbox": "isolated",
+        "reports": ["basic", "analysis"],
     }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    (run_dir / "baseline.json").write_text(json.dumps({"score": 10.0, "n": 8, "metrics": {}}))
-    (run_dir / "submissions.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
-    (run_dir / "run.json").write_text(
-        json.dumps(
-            {
-                "status": "completed",
-                "started": "2026-01-02T03:04:06Z",
-                "ended": "2026-01-02T03:14:06Z",
-                "agent_seconds": 500,
-                "budget_seconds": 600,
-                "end_reason": "agent_exit",
-                "agent_exit_code": 0,
-                "error": None,
-            }
-        )
+    run_dir = write_run_dir(
+        root / "20260102-030405-claims",
+        config=config,
+        entries=entries,
+        baseline={"score": 10.0, "n": 8, "metrics": {}},
+        run={
+            "status": "completed",
+            "started": "2026-01-02T03:04:06Z",
+            "ended": "2026-01-02T03:14:06Z",
+            "agent_seconds": 500,
+            "budget_seconds": 600,
+            "end_reason": "agent_exit",
+            "agent_exit_code": 0,
+            "error": None,
+        },
+        versions={"autorl": "0.1.0"},
+        hashes={"train": "sha256:t", "eval": "sha256:e", "base_model": base_hash},
+        model={"path": str(base)},
+        task={"name": "no-such-task", "version": "1", "metric": "accuracy"},
     )
     events = [
         {

@@ -18,6 +18,7 @@ import pandas as pd
 from autorl_campaign.analysis import Options, compare_campaign
 from autorl_campaign.runner import record
 from autorl_campaign.store import CampaignStore
+from autorl_testing.runs import write_run_dir
 from click.testing import CliRunner
 
 from autorl.cli.main import cli
@@ -50,33 +51,26 @@ def write_run(
     infra_cause: str | None = None,
 ) -> Path:
     """A finished run directory: dev baseline 42 (the agent saw it), the given dev scores."""
-    run_dir = root / run_id
-    run_dir.mkdir(parents=True)
-    manifest = {
-        "run_id": run_id,
-        "created": "2026-01-02T03:04:05.000Z",
-        "config": {"task": "gsm8k", "agent": "react", "model": "tiny", "seed": 0},
-        "sandbox": {"name": "isolated", "isolated": True},
-        "task": {"name": "gsm8k"},
-    }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    (run_dir / "baseline.json").write_text(
-        json.dumps({"score": 42.0, "n": 50, "metrics": {"score_se": 1.5}})
-    )
     entries = []
     for sid, score in enumerate(dev_scores, start=1):
         entries += [
             {"submission_id": sid, "status": "received", "elapsed_s": 10.0 * sid},
             {"submission_id": sid, "status": "scored", "score": score, "elapsed_s": 10.0 * sid},
         ]
-    (run_dir / "submissions.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
     info: dict[str, Any] = {"status": "completed", "end_reason": end_reason, "agent_seconds": 60}
     if block is not None:
         info["scoring"] = block
     if infra_cause is not None:
         info["infra_cause"] = infra_cause
-    (run_dir / "run.json").write_text(json.dumps(info))
-    return run_dir
+    return write_run_dir(
+        root / run_id,
+        config={"task": "gsm8k", "agent": "react", "model": "tiny", "seed": 0},
+        entries=entries,
+        baseline={"score": 42.0, "n": 50, "metrics": {"score_se": 1.5}},
+        run=info,
+        sandbox={"name": "isolated", "isolated": True},
+        task={"name": "gsm8k"},
+    )
 
 
 def cell_row(position: int, agent: str, seed: int) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from autorl_records import summary
 from autorl_records.commands import report, runs
+from autorl_testing.runs import write_run_dir
 from click.testing import CliRunner
 
 from autorl import hookimpl
@@ -32,8 +33,6 @@ def write_run(
     seed: int = 0,
     campaign: str | None = None,
 ) -> Path:
-    run_dir = root / run_id
-    run_dir.mkdir(parents=True)
     config = {
         "task": task,
         "agent": agent,
@@ -47,37 +46,31 @@ def write_run(
         config["labels"] = {"campaign": campaign, "cell": f"cell-{seed}"}
     if reports is not None:
         config["reports"] = reports
-    manifest = {
-        "run_id": run_id,
-        "created": created,
-        "config": config,
-        "versions": {},
-        "hashes": {},
-        "task": {"name": task, "version": "1", "split": "s", "metric": "m"},
-    }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    (run_dir / "baseline.json").write_text(json.dumps({"score": 10.0, "n": 20}))
     lines = []
     for i, score in enumerate(scores, start=1):
         lines.append({"submission_id": i, "status": "received", "elapsed_s": 60.0 * i})
         lines.append(
             {"submission_id": i, "status": "scored", "elapsed_s": 60.0 * i + 5, "score": score}
         )
-    (run_dir / "submissions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    if finished:
-        (run_dir / "run.json").write_text(
-            json.dumps(
-                {
-                    "status": "completed",
-                    "agent_seconds": 600,
-                    "budget_seconds": 600,
-                    "end_reason": "deadline",
-                    "agent_exit_code": None,
-                    "error": None,
-                }
-            )
-        )
-    return run_dir
+    run = {
+        "status": "completed",
+        "agent_seconds": 600,
+        "budget_seconds": 600,
+        "end_reason": "deadline",
+        "agent_exit_code": None,
+        "error": None,
+    }
+    return write_run_dir(
+        root / run_id,
+        config=config,
+        entries=lines,
+        baseline={"score": 10.0, "n": 20},
+        run=run if finished else None,
+        created=created,
+        versions={},
+        hashes={},
+        task={"name": task, "version": "1", "split": "s", "metric": "m"},
+    )
 
 
 class SummaryOnlyReport:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from autorl_records import load_run, process_metrics, summary
+from autorl_testing.runs import write_run_dir
 
 from autorl.errors import AutorlError
 
@@ -26,46 +27,39 @@ def make_run(
     raw_tail: str = "",
 ) -> Path:
     """A run directory like the engine writes; ``None`` leaves baseline.json / run.json out."""
-    run_dir = root / run_id
-    run_dir.mkdir(parents=True)
-    manifest = {
-        "run_id": run_id,
-        "created": "2026-01-02T03:04:05.000Z",
-        "config": {
-            "task": "gsm8k",
-            "agent": "scripted",
-            "driver": None,
-            "model": "tiny",
-            "seed": 0,
-            "budget": {"wall_seconds": budget_seconds, "max_submissions": 8},
-            "sandbox": "isolated",
-            "reports": ["basic"],
-        },
-        "sandbox": {"name": "isolated", "isolated": True},
-        "versions": {"autorl": "0.1.0"},
-        "hashes": {"train": "sha256:t", "eval": "sha256:e", "base_model": BASE_HASH},
-        "task": {"name": "gsm8k", "version": "1", "split": "offline", "metric": "accuracy"},
+    config = {
+        "task": "gsm8k",
+        "agent": "scripted",
+        "driver": None,
+        "model": "tiny",
+        "seed": 0,
+        "budget": {"wall_seconds": budget_seconds, "max_submissions": 8},
+        "sandbox": "isolated",
+        "reports": ["basic"],
     }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    if baseline is not None:
-        (run_dir / "baseline.json").write_text(
-            json.dumps({"score": baseline, "n": 50, "metrics": {}, "cached": True, "seconds": 3.0})
-        )
-    lines = "".join(json.dumps(e) + "\n" for e in entries)
-    (run_dir / "submissions.jsonl").write_text(lines + raw_tail)
-    if agent_seconds is not None:
-        run_info = {
-            "status": "completed",
-            "started": "2026-01-02T03:04:06.000Z",
-            "ended": "2026-01-02T03:14:06.000Z",
-            "agent_seconds": agent_seconds,
-            "budget_seconds": budget_seconds,
-            "end_reason": end_reason,
-            "agent_exit_code": 0,
-            "error": None,
-        }
-        (run_dir / "run.json").write_text(json.dumps(run_info))
-    return run_dir
+    base = {"score": baseline, "n": 50, "metrics": {}, "cached": True, "seconds": 3.0}
+    run_info = {
+        "status": "completed",
+        "started": "2026-01-02T03:04:06.000Z",
+        "ended": "2026-01-02T03:14:06.000Z",
+        "agent_seconds": agent_seconds,
+        "budget_seconds": budget_seconds,
+        "end_reason": end_reason,
+        "agent_exit_code": 0,
+        "error": None,
+    }
+    return write_run_dir(
+        root / run_id,
+        config=config,
+        entries=entries,
+        baseline=None if baseline is None else base,
+        run=None if agent_seconds is None else run_info,
+        submissions_tail=raw_tail,
+        sandbox={"name": "isolated", "isolated": True},
+        versions={"autorl": "0.1.0"},
+        hashes={"train": "sha256:t", "eval": "sha256:e", "base_model": BASE_HASH},
+        task={"name": "gsm8k", "version": "1", "split": "offline", "metric": "accuracy"},
+    )
 
 
 def received(sid: int, at: float) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from autorl_records import load_run, scoring, summary
 from autorl_records.commands import _result_line, runs
+from autorl_testing.runs import write_run_dir
 from click.testing import CliRunner
 
 SEALED_BLOCK: dict[str, Any] = {
@@ -72,43 +73,34 @@ def write_run(
     baseline_se: float | None = 3.5,
 ) -> Path:
     """A run directory as the engine writes it: two scored submissions (75 and 77.5 on dev)."""
-    run_dir = root / run_id
-    run_dir.mkdir(parents=True)
     config: dict[str, Any] = {"task": "gsm8k", "agent": "scripted", "model": "tiny", "seed": 0}
     config["budget"] = {"wall_seconds": 600, "max_submissions": 8}
     if protocol is not None:
         config["scoring"] = {"protocol": protocol, "test_all": False}
-    manifest = {
-        "run_id": run_id,
-        "created": "2026-01-02T03:04:05.000Z",
-        "config": config,
-        "sandbox": {"name": "isolated", "isolated": True},
-        "task": {"name": "gsm8k", "version": "1", "split": "offline", "metric": "accuracy"},
-        "hashes": {"eval": "sha256:dev", "test": "sha256:test"},
-    }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest))
     metrics = {"score_se": baseline_se} if baseline_se is not None else {}
-    (run_dir / "baseline.json").write_text(
-        json.dumps({"score": baseline, "n": 20, "metrics": metrics, "cached": False})
+    info: dict[str, Any] = {
+        "status": "completed",
+        "started": "2026-01-02T03:04:06.000Z",
+        "ended": "2026-01-02T03:14:06.000Z",
+        "agent_seconds": 500.0,
+        "budget_seconds": 600.0,
+        "end_reason": end_reason,
+        "agent_exit_code": 0,
+        "error": None,
+        **(extra or {}),
+    }
+    if scoring_block is not None:
+        info["scoring"] = scoring_block
+    return write_run_dir(
+        root / run_id,
+        config=config,
+        entries=[*scored(1, 100, 75.0, se=6.8), *scored(2, 200, 77.5, se=6.6)],
+        baseline={"score": baseline, "n": 20, "metrics": metrics, "cached": False},
+        run=info if finished else None,
+        sandbox={"name": "isolated", "isolated": True},
+        task={"name": "gsm8k", "version": "1", "split": "offline", "metric": "accuracy"},
+        hashes={"eval": "sha256:dev", "test": "sha256:test"},
     )
-    entries = [*scored(1, 100, 75.0, se=6.8), *scored(2, 200, 77.5, se=6.6)]
-    (run_dir / "submissions.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
-    if finished:
-        info: dict[str, Any] = {
-            "status": "completed",
-            "started": "2026-01-02T03:04:06.000Z",
-            "ended": "2026-01-02T03:14:06.000Z",
-            "agent_seconds": 500.0,
-            "budget_seconds": 600.0,
-            "end_reason": end_reason,
-            "agent_exit_code": 0,
-            "error": None,
-            **(extra or {}),
-        }
-        if scoring_block is not None:
-            info["scoring"] = scoring_block
-        (run_dir / "run.json").write_text(json.dumps(info))
-    return run_dir
 
 
 def test_a_sealed_run_reads_its_score_from_the_scoring_block(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import pytest
 from autorl_report_basic.report import BasicReport
 from autorl_testing import ReportConformance
+from autorl_testing.runs import write_run_dir
 
 from autorl.errors import AutorlError
 
@@ -24,46 +25,36 @@ def write_run(
     driver: str | None = "openai/gpt-5.2",
     finished: bool = True,
 ) -> Path:
-    run_dir = root / "20260102-030405-gsm8k"
-    run_dir.mkdir(parents=True)
-    manifest = {
-        "run_id": run_dir.name,
-        "created": "2026-01-02T03:04:05.000Z",
-        "config": {
-            "task": "gsm8k",
-            "agent": agent,
-            "driver": driver,
-            "model": "smollm2-135m",
-            "seed": 1,
-            "budget": {"wall_seconds": 3600, "max_submissions": 8},
-            "sandbox": "local",
-            "reports": ["basic"],
-        },
-        "versions": {"autorl": "0.1.0", "autorl-task-gsm8k": "0.1.0"},
-        "hashes": {"train": "sha256:t", "eval": "sha256:e", "base_model": BASE_HASH},
-        "task": {"name": "gsm8k", "version": "1", "split": "offline-200", "metric": "accuracy"},
+    config = {
+        "task": "gsm8k",
+        "agent": agent,
+        "driver": driver,
+        "model": "smollm2-135m",
+        "seed": 1,
+        "budget": {"wall_seconds": 3600, "max_submissions": 8},
+        "sandbox": "local",
+        "reports": ["basic"],
     }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    (run_dir / "baseline.json").write_text(
-        json.dumps({"score": 4.0, "n": 200, "metrics": {}, "cached": False, "seconds": 30})
+    run = {
+        "status": "completed",
+        "started": "2026-01-02T03:04:06Z",
+        "ended": "2026-01-02T04:04:06Z",
+        "agent_seconds": 3600,
+        "budget_seconds": 3600,
+        "end_reason": "deadline",
+        "agent_exit_code": None,
+        "error": None,
+    }
+    return write_run_dir(
+        root / "20260102-030405-gsm8k",
+        config=config,
+        entries=entries,
+        baseline={"score": 4.0, "n": 200, "metrics": {}, "cached": False, "seconds": 30},
+        run=run if finished else None,
+        versions={"autorl": "0.1.0", "autorl-task-gsm8k": "0.1.0"},
+        hashes={"train": "sha256:t", "eval": "sha256:e", "base_model": BASE_HASH},
+        task={"name": "gsm8k", "version": "1", "split": "offline-200", "metric": "accuracy"},
     )
-    (run_dir / "submissions.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
-    if finished:
-        (run_dir / "run.json").write_text(
-            json.dumps(
-                {
-                    "status": "completed",
-                    "started": "2026-01-02T03:04:06Z",
-                    "ended": "2026-01-02T04:04:06Z",
-                    "agent_seconds": 3600,
-                    "budget_seconds": 3600,
-                    "end_reason": "deadline",
-                    "agent_exit_code": None,
-                    "error": None,
-                }
-            )
-        )
-    return run_dir
 
 
 def sub(sid: int, minute: float, status: str, **fields: Any) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from autorl_report_basic.report import BasicReport
+from autorl_testing.runs import write_run_dir
 
 SEALED: dict[str, Any] = {
     "protocol": "sealed",
@@ -31,27 +32,22 @@ SEALED: dict[str, Any] = {
 
 def write_run(root: Path, run: dict[str, Any]) -> Path:
     """Two scored submissions on dev (75 and 77.5), baseline 12 on dev; ``run`` is run.json."""
-    run_dir = root / "run"
-    run_dir.mkdir(parents=True)
-    manifest = {
-        "run_id": "run",
-        "created": "2026-01-02T03:04:05.000Z",
-        "config": {"task": "gsm8k", "agent": "react", "driver": "openai/gpt-5.2", "seed": 1},
-        "sandbox": {"name": "isolated", "isolated": True},
-        "task": {"name": "gsm8k", "version": "1", "split": "offline", "metric": "accuracy"},
-    }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    (run_dir / "baseline.json").write_text(json.dumps({"score": 12.0, "n": 20, "metrics": {}}))
     entries = []
     for sid, score in ((1, 75.0), (2, 77.5)):
         entries += [
             {"submission_id": sid, "status": "received", "elapsed_s": sid * 60.0},
             {"submission_id": sid, "status": "scored", "score": score, "elapsed_s": sid * 61.0},
         ]
-    (run_dir / "submissions.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
     base = {"status": "completed", "agent_seconds": 300, "budget_seconds": 600}
-    (run_dir / "run.json").write_text(json.dumps({**base, **run}))
-    return run_dir
+    return write_run_dir(
+        root / "run",
+        config={"task": "gsm8k", "agent": "react", "driver": "openai/gpt-5.2", "seed": 1},
+        entries=entries,
+        baseline={"score": 12.0, "n": 20, "metrics": {}},
+        run={**base, **run},
+        sandbox={"name": "isolated", "isolated": True},
+        task={"name": "gsm8k", "version": "1", "split": "offline", "metric": "accuracy"},
+    )
 
 
 def render(run_dir: Path) -> tuple[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +73,37 @@ def installed_plugin(site: Path, distribution: str, module: str) -> Path:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.0\n")
     (info / "entry_points.txt").write_text(f"[autorl.plugins]\n{distribution} = {module}\n")
     return site
+
+
+CREATED = "2026-01-02T03:04:05.000Z"
+"""The ``created`` time :func:`write_run_dir` stamps on a manifest unless told another."""
+
+
+def write_run_dir(
+    run_dir: Path,
+    *,
+    config: Mapping[str, Any],
+    entries: Iterable[Mapping[str, Any]] = (),
+    baseline: Mapping[str, Any] | None = None,
+    run: Mapping[str, Any] | None = None,
+    submissions_tail: str = "",
+    **manifest: Any,
+) -> Path:
+    """A run directory as the engine leaves it, for tests of what reads one (reports, the
+    analysis, run listings, campaigns) without running anything.
+
+    ``manifest.json`` holds the directory's name as ``run_id``, :data:`CREATED`, ``config`` and
+    then ``manifest`` (which may override ``created``); ``baseline.json`` and ``run.json`` are
+    written when given; ``submissions.jsonl`` holds ``entries`` then ``submissions_tail`` as
+    raw text (a torn last line, say). Returns ``run_dir``.
+    """
+    run_dir.mkdir(parents=True)
+    record = {"run_id": run_dir.name, "created": CREATED, "config": dict(config), **manifest}
+    (run_dir / "manifest.json").write_text(json.dumps(record))
+    if baseline is not None:
+        (run_dir / "baseline.json").write_text(json.dumps(baseline))
+    lines = "".join(json.dumps(entry) + "\n" for entry in entries)
+    (run_dir / "submissions.jsonl").write_text(lines + submissions_tail)
+    if run is not None:
+        (run_dir / "run.json").write_text(json.dumps(run))
+    return run_dir
