@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from autorl_agent_scripted.agent import COMMON, recipe_dir
@@ -61,64 +63,45 @@ def make_workspace(
     return ws
 
 
-@pytest.fixture
-def gsm8k_workspace(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A GSM8K workspace (train split, kit, models/base), the gsm8k recipe importable."""
-    import autorl_task_gsm8k.task as task
+def workspace_fixture(task: str, doc: str, **options: object) -> Any:
+    """A fixture building the workspace of ``task`` (``module:Class``) with ``options`` and the
+    recipe of the task's own name (:func:`make_workspace`); ``doc`` says what the test gets."""
+    module, _, name = task.partition(":")
 
-    options = {"train_size": 40, "eval_size": 8}
-    return make_workspace(task.GSM8KTask(), options, "gsm8k", tmp_path, tiny_model_dir, monkeypatch)
+    def workspace(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+        built = getattr(importlib.import_module(module), name)()
+        return make_workspace(built, options, built.name, tmp_path, tiny_model_dir, monkeypatch)
 
-
-@pytest.fixture
-def humaneval_workspace(
-    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """A HumanEval workspace (the 82 train problems, kit, models/base), its recipe importable."""
-    import autorl_task_humaneval.task as task
-
-    return make_workspace(
-        task.HumanEvalTask(), {}, "humaneval", tmp_path, tiny_model_dir, monkeypatch
-    )
+    workspace.__doc__ = doc
+    return pytest.fixture(workspace)
 
 
-@pytest.fixture
-def humaneval_reference_workspace(
-    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """A HumanEval workspace with the reference prompt (``prompt = "reference"``)."""
-    import autorl_task_humaneval.task as task
-
-    options = {"prompt": "reference"}
-    return make_workspace(
-        task.HumanEvalTask(), options, "humaneval", tmp_path, tiny_model_dir, monkeypatch
-    )
-
-
-@pytest.fixture
-def webshop_workspace(
-    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """A WebShop workspace (train goals, kit, models/base), the interactive recipe importable."""
-    import autorl_task_webshop.task as task
-
-    options = {"train_size": 24, "eval_size": 4}
-    return make_workspace(
-        task.WebShopTask(), options, "webshop", tmp_path, tiny_model_dir, monkeypatch
-    )
-
-
-@pytest.fixture
-def alfworld_workspace(
-    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """An ALFWorld workspace (every shipped train game, kit, models/base), its recipe importable."""
-    import autorl_task_alfworld.task as task
-
-    options = {"eval_size": 2}
-    return make_workspace(
-        task.AlfWorldTask(), options, "alfworld", tmp_path, tiny_model_dir, monkeypatch
-    )
+gsm8k_workspace = workspace_fixture(
+    "autorl_task_gsm8k.task:GSM8KTask",
+    "A GSM8K workspace (train split, kit, models/base), the gsm8k recipe importable.",
+    train_size=40,
+    eval_size=8,
+)
+humaneval_workspace = workspace_fixture(
+    "autorl_task_humaneval.task:HumanEvalTask",
+    "A HumanEval workspace (the 82 train problems, kit, models/base), its recipe importable.",
+)
+humaneval_reference_workspace = workspace_fixture(
+    "autorl_task_humaneval.task:HumanEvalTask",
+    'A HumanEval workspace with the reference prompt (``prompt = "reference"``).',
+    prompt="reference",
+)
+webshop_workspace = workspace_fixture(
+    "autorl_task_webshop.task:WebShopTask",
+    "A WebShop workspace (train goals, kit, models/base), the interactive recipe importable.",
+    train_size=24,
+    eval_size=4,
+)
+alfworld_workspace = workspace_fixture(
+    "autorl_task_alfworld.task:AlfWorldTask",
+    "An ALFWorld workspace (every shipped train game, kit, models/base), its recipe importable.",
+    eval_size=2,
+)
 
 
 @pytest.fixture
