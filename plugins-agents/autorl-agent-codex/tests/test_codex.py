@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autorl_agent_cli_common.testing import CliAgentConformance, collected_events, launched
+from autorl_agent_cli_common.testing import CliAgentConformance, collected_tool_use, launched
 from autorl_agent_codex.agent import CodexAgent
 
 DATA = Path(__file__).parent / "data"
@@ -31,10 +31,8 @@ def test_exec_through_a_custom_provider(tmp_path: Path) -> None:
 
 def test_rollout_becomes_common_events(tmp_path: Path) -> None:
     rollout = ".codex/sessions/2026/11/23/rollout-x.jsonl"
-    events = collected_events(CodexAgent(), tmp_path, DATA / "rollout-submit.jsonl", rollout)
-    call = next(e for e in events if e["type"] == "tool_call")
+    native = DATA / "rollout-submit.jsonl"
+    call, result, turns = collected_tool_use(CodexAgent(), tmp_path, native, rollout)
     assert call["name"] == "exec_command" and "output/ckpt" in call["arguments"]["cmd"]
-    result = next(e for e in events if e["type"] == "tool_result")
-    assert result["id"] == call["id"] and "scored" in result["output"]
-    turns = [e for e in events if e["type"] == "turn"]
+    assert "scored" in result["output"]
     assert len(turns) == 2 and all(t["usage"]["input_tokens"] > 0 for t in turns)

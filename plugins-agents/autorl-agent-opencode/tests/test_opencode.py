@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autorl_agent_cli_common.testing import CliAgentConformance, collected_events, launched
+from autorl_agent_cli_common.testing import CliAgentConformance, collected_tool_use, launched
 from autorl_agent_opencode.agent import OpenCodeAgent
 
 DATA = Path(__file__).parent / "data"
@@ -35,10 +35,8 @@ def test_inline_provider_config_and_prompt_file(tmp_path: Path) -> None:
 
 def test_store_becomes_common_events(tmp_path: Path) -> None:
     store = ".local/share/opencode/opencode.db"
-    events = collected_events(OpenCodeAgent(), tmp_path, DATA / "opencode-submit.db", store)
-    call = next(e for e in events if e["type"] == "tool_call")
+    native = DATA / "opencode-submit.db"
+    call, result, turns = collected_tool_use(OpenCodeAgent(), tmp_path, native, store)
     assert call["name"] == "bash" and "output/ckpt" in call["arguments"]["command"]
-    result = next(e for e in events if e["type"] == "tool_result")
-    assert result["id"] == call["id"] and result["ok"] and "scored" in result["output"]
-    turns = [e for e in events if e["type"] == "turn"]
+    assert result["ok"] and "scored" in result["output"]
     assert len(turns) == 2 and turns[0]["usage"]["input_tokens"] > 0

@@ -44,6 +44,18 @@ def collected_events(agent: Any, tmp_path: Path, native: Path, into: str) -> lis
     return read_trajectory(written[-1])
 
 
+def collected_tool_use(
+    agent: Any, tmp_path: Path, native: Path, into: str
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """:func:`collected_events`, then the first tool call, the first tool result (checked to
+    answer that call) and the turns: what reading a CLI's log of one tool use must give."""
+    events = collected_events(agent, tmp_path, native, into)
+    call = next(e for e in events if e["type"] == "tool_call")
+    result = next(e for e in events if e["type"] == "tool_result")
+    assert result["id"] == call["id"], f"the first result {result!r} answers another call"
+    return call, result, [e for e in events if e["type"] == "turn"]
+
+
 class CliAgentConformance(AgentConformance):
     """The agent conformance checks for a CLI adapter, with ``echo`` standing in for the CLI."""
 
