@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from autorl_driver_anthropic.driver import AnthropicDriver
@@ -12,11 +11,9 @@ from autorl_llm.drivers import ChatRequest, open_driver
 from autorl_llm.drivers.errors import DriverAPIError, DriverConfigError, DriverTimeoutError
 from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
 from autorl_testing import DriverConformance, registry_with
+from autorl_testing.providers import FAST, TOOLS, USER, tool_round_trip
 
 MODEL = "claude-sonnet-4-6"
-USER = [{"role": "user", "content": "What is two plus two?"}]
-TOOLS = [{"name": "bash", "description": "run", "parameters": {"type": "object"}}]
-FAST = {"initial_delay_s": 0.01, "jitter": 0.0}
 
 
 class TestAnthropicConformance(DriverConformance):
@@ -98,16 +95,7 @@ def test_streaming_text_tool_calls_and_usage(fake: FakeProvider, env: dict) -> N
 def test_tool_round_trip_becomes_tool_use_and_tool_result_blocks(
     fake: FakeProvider, env: dict
 ) -> None:
-    messages: list[dict[str, Any]] = [
-        *USER,
-        {
-            "role": "assistant",
-            "content": "Checking.",
-            "tool_calls": [{"id": "t1", "name": "bash", "arguments": {"command": "echo 4"}}],
-        },
-        {"role": "tool", "tool_call_id": "t1", "content": "4"},
-        {"role": "user", "content": "So?"},
-    ]
+    messages = [*tool_round_trip("t1", "Checking."), {"role": "user", "content": "So?"}]
     AnthropicDriver(MODEL, env=env).complete(messages, tools=TOOLS)
     body = fake.requests[-1].body
     assert body["tools"] == [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import pytest
 from autorl_driver_gemini.driver import GeminiDriver
@@ -11,13 +10,10 @@ from autorl_llm.drivers import ChatRequest
 from autorl_llm.drivers.errors import DriverAPIError, DriverConfigError, DriverTimeoutError
 from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
 from autorl_testing import DriverConformance
-from autorl_testing.providers import fake_provider_fixtures
+from autorl_testing.providers import FAST, TOOLS, USER, fake_provider_fixtures, tool_round_trip
 
 MODEL = "gemini-2.5-flash"
 KEY = "gm-test"
-USER = [{"role": "user", "content": "What is two plus two?"}]
-TOOLS = [{"name": "bash", "description": "run", "parameters": {"type": "object"}}]
-FAST = {"initial_delay_s": 0.01, "jitter": 0.0}
 
 fake, env = fake_provider_fixtures(
     "gemini", api_key=KEY, key_var="GEMINI_API_KEY", url_var="GOOGLE_GEMINI_BASE_URL"
@@ -67,16 +63,7 @@ def test_streaming_and_tool_calls(fake: FakeProvider, env: dict) -> None:
 
 
 def test_tool_results_are_sent_as_function_responses(fake: FakeProvider, env: dict) -> None:
-    messages: list[dict[str, Any]] = [
-        *USER,
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo 4"}}],
-        },
-        {"role": "tool", "tool_call_id": "c1", "content": "4"},
-    ]
-    GeminiDriver(MODEL, env=env).complete(messages, tools=TOOLS)
+    GeminiDriver(MODEL, env=env).complete(tool_round_trip(), tools=TOOLS)
     body = fake.requests[-1].body
     assert body["contents"][1] == {
         "role": "model",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from autorl_driver_openai.driver import OpenAIDriver
@@ -18,10 +17,7 @@ from autorl_llm.drivers.errors import (
 )
 from autorl_llm.testing import Answer, Delay, Fail, FakeProvider
 from autorl_testing import DriverConformance, registry_with
-
-USER = [{"role": "user", "content": "What is two plus two?"}]
-TOOLS = [{"name": "bash", "description": "run", "parameters": {"type": "object"}}]
-FAST = {"initial_delay_s": 0.01, "jitter": 0.0}
+from autorl_testing.providers import FAST, TOOLS, USER, tool_round_trip
 
 
 class TestOpenAIConformance(DriverConformance):
@@ -98,15 +94,7 @@ def test_streaming_text_tool_calls_and_usage(fake: FakeProvider, env: dict, api:
 def test_tool_round_trip_is_sent_in_the_provider_format(
     fake: FakeProvider, env: dict, api: str
 ) -> None:
-    messages: list[dict[str, Any]] = [
-        *USER,
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo 4"}}],
-        },
-        {"role": "tool", "tool_call_id": "c1", "content": "4"},
-    ]
+    messages = tool_round_trip()
     OpenAIDriver("gpt-4o", env=env, api=api).complete(messages, tools=TOOLS, max_tokens=50)
     body = fake.requests[-1].body
     if api == "chat":

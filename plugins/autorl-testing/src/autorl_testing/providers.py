@@ -1,4 +1,4 @@
-"""The ``fake`` and ``env`` fixtures a chat-API driver's tests need, declared once.
+"""What a chat-API driver's tests share: the ``fake`` and ``env`` fixtures, and the messages.
 
 A driver plugin's tests talk real HTTP to :class:`autorl_llm.testing.FakeProvider` (a local
 stand-in for the OpenAI, Anthropic and Gemini APIs) and hand the driver an environment naming
@@ -22,6 +22,27 @@ import pytest
 
 if TYPE_CHECKING:
     from autorl_llm.testing import FakeProvider
+
+USER: list[dict[str, Any]] = [{"role": "user", "content": "What is two plus two?"}]
+"""A one-turn conversation for a driver's ``complete``."""
+TOOLS: list[dict[str, Any]] = [
+    {"name": "bash", "description": "run", "parameters": {"type": "object"}}
+]
+"""One tool, in the harness's neutral format, for a driver to translate."""
+FAST: dict[str, Any] = {"initial_delay_s": 0.01, "jitter": 0.0}
+"""Retry options that keep a test of retries short."""
+
+
+def tool_round_trip(call_id: str = "c1", text: str = "") -> list[dict[str, Any]]:
+    """:data:`USER`, the assistant's ``bash`` call ``echo 4`` (id ``call_id``, said with
+    ``text``) and the tool's answer ``4``: a history whose tool call and result a driver must
+    send in its API's format."""
+    call = {"id": call_id, "name": "bash", "arguments": {"command": "echo 4"}}
+    return [
+        *USER,
+        {"role": "assistant", "content": text, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": "4"},
+    ]
 
 
 def fake_provider_fixtures(
