@@ -6,8 +6,36 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+
+def base_and_weights(workspace: Path) -> tuple[Any, Any, dict[str, Any]]:
+    """The workspace's models/base (model, tokenizer) and a copy of its weights before training."""
+    from recipe_common import load_base
+
+    model, tokenizer = load_base(workspace / "models" / "base")
+    return model, tokenizer, {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def sft(workspace: Path, **options: Any) -> tuple[Any, Any, int, dict[str, Any]]:
+    """``training.run_sft`` from models/base on the recipe's rows of the whole train split,
+    scratch under output/: the trained model, its tokenizer, the steps and the base weights."""
+    import autorl_kit as kit
+    import recipe
+    import training
+
+    model, tokenizer, before = base_and_weights(workspace)
+    rows = recipe.sft_rows(kit, kit.load_train())
+    scratch = workspace / "output" / ".trainer"
+    trained, steps = training.run_sft(model, tokenizer, rows, scratch=scratch, **options)
+    return trained, tokenizer, steps, before
+
+
+def changed(model: Any, before: dict[str, Any]) -> list[str]:
+    """The weights of ``model`` that differ from ``before``."""
+    return [k for k, v in model.state_dict().items() if k in before and not v.equal(before[k])]
 
 
 def test_sft_rows_use_the_eval_prompt(gsm8k_workspace: Path) -> None:
@@ -36,21 +64,14 @@ def test_phase_plan_keeps_the_save_reserve(common_helpers: Path) -> None:
 @pytest.mark.parametrize("mode", ["lora", "full"])
 def test_sft_gives_a_loadable_merged_checkpoint(gsm8k_workspace: Path, mode: str) -> None:
     import autorl_kit as kit
-    import recipe
-    import training
     from autorl_hf.generation import generate
     from autorl_hf.loading import load_model
-    from recipe_common import load_base, save_checkpoint
+    from recipe_common import save_checkpoint
 
-    model, tokenizer = load_base(gsm8k_workspace / "models" / "base")
-    before = {k: v.clone() for k, v in model.state_dict().items()}
-    trained, steps = training.run_sft(
-        model,
-        tokenizer,
-        recipe.sft_rows(kit, kit.load_train()),
+    trained, tokenizer, steps, before = sft(
+        gsm8k_workspace,
         mode=mode,
         seconds=60,
-        scratch=gsm8k_workspace / "output" / ".trainer",
         batch_size=8,
         lr=1e-3,
         epochs=0.4,  # 40 rows * 0.4 / 8 = 2 steps
@@ -60,10 +81,7 @@ def test_sft_gives_a_loadable_merged_checkpoint(gsm8k_workspace: Path, mode: str
     save_checkpoint(trained, tokenizer, target)
     assert not any(p.name.startswith("adapter") for p in target.iterdir()), "LoRA not merged"
     reloaded, reloaded_tok = load_model(target, device="cpu")
-    changed = [
-        k for k, v in reloaded.state_dict().items() if k in before and not v.equal(before[k])
-    ]
-    assert changed, "training changed no weight"
+    assert changed(reloaded, before), "training changed no weight"
     [text] = generate(
         reloaded, reloaded_tok, [kit.build_messages("What is 2 + 3?")], max_new_tokens=8
     )
@@ -79,21 +97,10 @@ def test_sft_under_deepspeed_zero_on_the_cpu(
     this CPU): the full model comes back, trained. ZeRO-3 with LoRA on two ranks (each holding
     half of every parameter) runs in a real sandboxed run: tests/test_run_e2e.py. A GPU machine
     runs one rank per GPU (docs/reference.md)."""
-    import autorl_kit as kit
-    import recipe
-    import training
-    from recipe_common import load_base
-
-    model, tokenizer = load_base(gsm8k_workspace / "models" / "base")
-    before = {k: v.clone() for k, v in model.state_dict().items()}
-    scratch = gsm8k_workspace / "output" / ".trainer"
-    trained, steps = training.run_sft(
-        model,
-        tokenizer,
-        recipe.sft_rows(kit, kit.load_train()),
+    trained, _, steps, before = sft(
+        gsm8k_workspace,
         mode=mode,
         seconds=240,
-        scratch=scratch,
         batch_size=4,
         lr=1e-3,
         max_steps=3,
@@ -101,11 +108,11 @@ def test_sft_under_deepspeed_zero_on_the_cpu(
         processes=processes,
     )
     assert steps == 3
-    [log] = scratch.glob("deepspeed-*/deepspeed.log")
+    [log] = (gsm8k_workspace / "output" / ".trainer").glob("deepspeed-*/deepspeed.log")
     result = (log.parent / "out" / "deepspeed_result.json").read_text()
     assert f'"world_size": {processes}' in result and f'"stage": {stage[-1]}' in result
-    changed = [k for k, v in trained.state_dict().items() if k in before and not v.equal(before[k])]
-    assert changed and set(trained.state_dict()) == set(before), "not a merged, trained model"
+    trained_keys = set(trained.state_dict())
+    assert changed(trained, before) and trained_keys == set(before), "not a merged, trained model"
 
 
 @pytest.mark.e2e  # trains the tiny model
@@ -120,7 +127,6 @@ def test_grpo_under_deepspeed_on_the_cpu(
     import autorl_kit as kit
     import recipe
     import training
-    from recipe_common import load_base
 
     # a reward that varies within every group (the tiny model never answers right), importable
     # by the workers as the kit's is: the advantages are non-zero, so the weights must move
@@ -131,8 +137,7 @@ def test_grpo_under_deepspeed_on_the_cpu(
     monkeypatch.syspath_prepend(str(gsm8k_workspace / "kit"))
     from length_reward import by_length
 
-    model, tokenizer = load_base(gsm8k_workspace / "models" / "base")
-    before = {k: v.clone() for k, v in model.state_dict().items()}
+    model, tokenizer, before = base_and_weights(gsm8k_workspace)
     scratch = gsm8k_workspace / "output" / ".trainer"
     trained, steps = training.run_grpo(
         model,
@@ -155,8 +160,8 @@ def test_grpo_under_deepspeed_on_the_cpu(
     result = json.loads((log.parent / "out" / "deepspeed_result.json").read_text())
     assert (result["world_size"], result["stage"]) == (processes, int(stage[-1]))
     assert len(result["rewards"]) == 2 and any(loss != 0 for loss in result["losses"])
-    changed = [k for k, v in trained.state_dict().items() if k in before and not v.equal(before[k])]
-    assert changed and set(trained.state_dict()) == set(before), "not a merged, trained model"
+    trained_keys = set(trained.state_dict())
+    assert changed(trained, before) and trained_keys == set(before), "not a merged, trained model"
     with pytest.raises(ValueError, match="module-level function"):
         training.reward_reference(lambda completions, **_: [0.0] * len(completions))
 
