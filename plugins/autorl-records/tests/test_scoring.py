@@ -14,34 +14,8 @@ from typing import Any
 import pytest
 from autorl_records import load_run, scoring, summary
 from autorl_records.commands import _result_line, runs
-from autorl_testing.runs import write_run_dir
+from autorl_testing.runs import SEALED_SCORING, write_run_dir
 from click.testing import CliRunner
-
-SEALED_BLOCK: dict[str, Any] = {
-    "protocol": "sealed",
-    "selection": {"submission_id": 1, "rule": "declared"},
-    "dev": {"best": 77.5, "selected": 75.0, "selected_se": 6.8, "n": 20},
-    "test": {
-        "selected": 70.0,
-        "selected_se": 7.2,
-        "n": 20,
-        "baseline": 10.0,
-        "baseline_se": 3.0,
-        "all": [
-            {"submission_id": 1, "score": 70.0, "se": 7.2},
-            {"submission_id": 2, "score": 72.5, "se": 7.0},
-        ],
-    },
-    "score": 70.0,
-    "score_se": 7.2,
-    "baseline": 10.0,
-    "baseline_se": 3.0,
-    "improvement": 60.0,
-    "improvement_se": 7.8,
-    "selection_gap": 5.0,
-    "selection_gap_se": 9.9,
-    "oracle_gap": 2.5,
-}
 
 
 def scored(sid: int, at: float, score: float, se: float | None = None) -> list[dict[str, Any]]:
@@ -104,7 +78,7 @@ def write_run(
 
 
 def test_a_sealed_run_reads_its_score_from_the_scoring_block(tmp_path: Path) -> None:
-    s = summary(load_run(write_run(tmp_path, "sealed", scoring_block=SEALED_BLOCK)))
+    s = summary(load_run(write_run(tmp_path, "sealed", scoring_block=SEALED_SCORING)))
     assert s["protocol"] == "sealed"
     assert (s["score"], s["score_se"], s["baseline"], s["test_baseline_se"]) == (
         70.0,
@@ -211,7 +185,7 @@ def test_an_infra_error_without_a_cause_still_says_so(tmp_path: Path) -> None:
 
 
 def test_hostile_values_in_the_scoring_block_are_not_numbers(tmp_path: Path) -> None:
-    block = dict(SEALED_BLOCK, score="70; rm -rf", score_se=-1, selection="declared", test=[1])
+    block = dict(SEALED_SCORING, score="70; rm -rf", score_se=-1, selection="declared", test=[1])
     s = summary(load_run(write_run(tmp_path, "odd", scoring_block=block)))
     assert (s["score"], s["score_se"], s["selected_submission"], s["test_n"]) == (
         None,
@@ -224,7 +198,7 @@ def test_hostile_values_in_the_scoring_block_are_not_numbers(tmp_path: Path) -> 
 @pytest.fixture
 def mixed_root(tmp_path: Path) -> Path:
     root = tmp_path / "runs"
-    write_run(root, "sealed-run", scoring_block=SEALED_BLOCK)
+    write_run(root, "sealed-run", scoring_block=SEALED_SCORING)
     write_run(root, "old-run")
     write_run(
         root,

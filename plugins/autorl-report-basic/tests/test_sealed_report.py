@@ -11,23 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from autorl_report_basic.report import BasicReport
-from autorl_testing.runs import write_run_dir
-
-SEALED: dict[str, Any] = {
-    "protocol": "sealed",
-    "selection": {"submission_id": 1, "rule": "declared"},
-    "dev": {"best": 77.5, "selected": 75.0, "selected_se": 6.8, "n": 20},
-    "test": {"selected": 70.0, "selected_se": 7.2, "n": 20, "baseline": 10.0, "baseline_se": 3.0},
-    "score": 70.0,
-    "score_se": 7.2,
-    "baseline": 10.0,
-    "baseline_se": 3.0,
-    "improvement": 60.0,
-    "improvement_se": 7.8,
-    "selection_gap": 5.0,
-    "selection_gap_se": 9.9,
-    "oracle_gap": 2.5,
-}
+from autorl_testing.runs import SEALED_SCORING, write_run_dir
 
 
 def write_run(root: Path, run: dict[str, Any]) -> Path:
@@ -57,7 +41,7 @@ def render(run_dir: Path) -> tuple[str, dict[str, Any]]:
 
 
 def test_a_sealed_run_reports_test_score_dev_best_and_selection_gap(tmp_path: Path) -> None:
-    md, data = render(write_run(tmp_path, {"end_reason": "agent_exit", "scoring": SEALED}))
+    md, data = render(write_run(tmp_path, {"end_reason": "agent_exit", "scoring": SEALED_SCORING}))
     for expected in (
         "| scoring | sealed (dev split for feedback, sealed test of one selected checkpoint) |",
         "| baseline (test, 20 examples) | 10.00 ± 3.00 |",
@@ -98,6 +82,6 @@ def test_an_infra_error_run_says_the_harness_failed(tmp_path: Path) -> None:
 
 
 def test_a_hostile_selection_rule_is_inert(tmp_path: Path) -> None:
-    block = dict(SEALED, selection={"submission_id": 1, "rule": "<script>x</script> | a |"})
+    block = dict(SEALED_SCORING, selection={"submission_id": 1, "rule": "<script>x</script> | a |"})
     md, _ = render(write_run(tmp_path, {"end_reason": "agent_exit", "scoring": block}))
     assert "<script>" not in md and "&lt;script&gt;" in md

@@ -75,6 +75,34 @@ def installed_plugin(site: Path, distribution: str, module: str) -> Path:
     return site
 
 
+SEALED_SCORING: dict[str, Any] = {
+    "protocol": "sealed",
+    "selection": {"submission_id": 1, "rule": "declared"},
+    "dev": {"best": 77.5, "selected": 75.0, "selected_se": 6.8, "n": 20},
+    "test": {
+        "selected": 70.0,
+        "selected_se": 7.2,
+        "n": 20,
+        "baseline": 10.0,
+        "baseline_se": 3.0,
+        "all": [
+            {"submission_id": 1, "score": 70.0, "se": 7.2},
+            {"submission_id": 2, "score": 72.5, "se": 7.0},
+        ],
+    },
+    "score": 70.0,
+    "score_se": 7.2,
+    "baseline": 10.0,
+    "baseline_se": 3.0,
+    "improvement": 60.0,
+    "improvement_se": 7.8,
+    "selection_gap": 5.0,
+    "selection_gap_se": 9.9,
+    "oracle_gap": 2.5,
+}
+"""run.json's ``scoring`` block after a sealed run: submission #1 (dev 75, dev best 77.5) is
+selected and scores 70 ± 7.2 on the sealed test split against a baseline of 10 ± 3."""
+
 CREATED = "2026-01-02T03:04:05.000Z"
 """The ``created`` time :func:`write_run_dir` stamps on a manifest unless told another."""
 
