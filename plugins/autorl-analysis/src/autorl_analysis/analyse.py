@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autorl_records import RunRecord, load_run, read_calls, read_log
+from autorl_records import RunRecord, load_run, posix_time, read_calls, read_log
 
 from autorl_analysis import failures as fail
 from autorl_analysis import integrity, routes
@@ -30,15 +29,6 @@ from autorl_analysis.trajectory import (
 AGENT_CLOCK_RE = re.compile(r"^\[[\w.-]+\s+(\d+(?:\.\d+)?)s\]")
 """A log line stamped with the agent's own elapsed seconds (``[recipe   8.4s] ...``)."""
 MAX_EVAL_ROWS = 5000
-
-
-def iso_seconds(value: Any) -> float | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 class RunReader:
@@ -64,7 +54,7 @@ class RunReader:
         if launch is not None and isinstance(launch.get("argv"), list):
             argv = " ".join(str(a) for a in launch["argv"])[:2000]
             self.commands.insert(0, Line("events.jsonl", 0, argv))
-        self.t0 = iso_seconds(launch.get("timestamp")) if launch else None
+        self.t0 = posix_time(launch.get("timestamp")) if launch else None
         self.history = CodeHistory(d / "code-history.git", self.problems)
         self.revisions = self.history.revisions()
         self._files: dict[str, list[tuple[str, str]]] = {}
@@ -83,7 +73,7 @@ class RunReader:
         return self._files[rev]
 
     def since_launch(self, ts: Any) -> float | None:
-        t = iso_seconds(ts) if not isinstance(ts, int | float) else float(ts)
+        t = posix_time(ts) if not isinstance(ts, int | float) else float(ts)
         return None if t is None or self.t0 is None else round(t - self.t0, 3)
 
 
@@ -456,16 +446,16 @@ def overhead(reader: RunReader) -> dict[str, float]:
     phase); ``evaluation`` sums every submission's evaluation, much of it beside the agent.
     Phases whose events are missing (an interrupted run) are left out."""
     run = reader.record.run
-    start = iso_seconds(run.started) if run is not None else None
+    start = posix_time(run.started) if run is not None else None
     stamp = {
         name: next(
-            (iso_seconds(e.get("timestamp")) for e in reader.events if e.get("event") == name),
+            (posix_time(e.get("timestamp")) for e in reader.events if e.get("event") == name),
             None,
         )
         for name in ("baseline", "agent_launch", "agent_stopped", "run_end")
     }
     finals = [
-        iso_seconds(e.get("timestamp"))
+        posix_time(e.get("timestamp"))
         for e in reader.events
         if e.get("event") == "submission" and e.get("status") in FINAL
     ]
@@ -474,7 +464,7 @@ def overhead(reader: RunReader) -> dict[str, float]:
     after = max(stopped, last_final) if stopped is not None and last_final else stopped
     # the reports are written before the run_end event: while they are, the run's end is the
     # time run.json recorded (after the last evaluation), and the reports' own time is unknown
-    end = stamp["run_end"] or (iso_seconds(run.ended) if run is not None else None)
+    end = stamp["run_end"] or (posix_time(run.ended) if run is not None else None)
     points = [
         ("setup", start, stamp["baseline"]),
         ("sandbox_start", stamp["baseline"], stamp["agent_launch"]),

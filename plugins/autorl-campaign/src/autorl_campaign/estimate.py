@@ -23,9 +23,10 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from autorl_records import posix_time
 
 DEFAULT_HARNESS_S = 45.0
 """Harness time per cell with nothing to measure it from (tiny model on 2 cores: 25-50 s)."""
@@ -34,17 +35,8 @@ PROCESS_S = 12.0
 ``started``..``ended`` (measured on the docs' example: 10-15 s on 2 busy cores)."""
 
 
-def _epoch(text: Any) -> float | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def _span(start: Any, end: Any) -> float | None:
-    a, b = _epoch(start), _epoch(end)
+    a, b = posix_time(start), posix_time(end)
     return None if a is None or b is None or b < a else b - a
 
 

@@ -21,11 +21,11 @@ import os
 import socket
 import time
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import psutil
+from autorl_records import posix_time
 
 CHILD_SUFFIX = ".child.json"
 STALE_HEARTBEAT_S = 60.0
@@ -118,15 +118,6 @@ def runner_alive(meta: dict[str, str]) -> bool | None:
     return True if found is None else found  # another host's campaign: trust its record
 
 
-def _epoch(text: Any) -> float | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def heartbeat_alive(run_dir: Path) -> bool | None:
     """A ``running`` run.json's harness: alive, dead, or None (no heartbeat to judge by)."""
     path = Path(run_dir) / "run.json"
@@ -138,7 +129,7 @@ def heartbeat_alive(run_dir: Path) -> bool | None:
     if not isinstance(data, dict) or data.get("status") != "running":
         return None
     found = alive(data.get("pid"), None)
-    started = _epoch(data.get("started"))
+    started = posix_time(data.get("started"))
     if found and started is not None:  # the pid is alive: is it the process that started it?
         try:
             found = psutil.Process(data["pid"]).create_time() <= started + 1.0

@@ -9,7 +9,6 @@ submission and ``baseline`` the held-out baseline, as before. ``best`` stays the
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from autorl_records import (
     comparable,
     load_run,
     noise,
+    posix_time,
     process_metrics,
     scoring,
 )
@@ -40,15 +40,6 @@ SCORING_COLUMNS = (
     "dev_n",
     "infra_cause",
 )
-
-
-def _when(ts: Any) -> float | None:
-    if not isinstance(ts, str):
-        return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _calls(run_dir: Path) -> list[tuple[float, int, float]] | None:
@@ -109,7 +100,7 @@ def run_results(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     results["best_se"] = noise(record, best).get("best_se")
     rows = []
     for s in record.submissions:
-        when = _when(s.time)
+        when = posix_time(s.time)
         spent = [c for c in calls if when is not None and c[0] <= when]
         score_se = s.metrics.get("score_se") if isinstance(s.metrics, dict) else None
         rows.append(

@@ -11,8 +11,9 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping
-from datetime import datetime
 from typing import Any
+
+from autorl_records import posix_time
 
 MAX_PARAM_CHARS = 6000  # MLflow's limit on a param value
 MAX_TAG_CHARS = 5000
@@ -187,12 +188,8 @@ def campaign_of(*sources: Mapping[str, Any]) -> str | None:
 
 def millis(timestamp: Any) -> int | None:
     """autorl's ISO times (``2026-11-25T12:01:08.954Z``) as MLflow's epoch milliseconds."""
-    if not isinstance(timestamp, str) or not timestamp:
-        return None
-    try:
-        return int(datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return None
+    seconds = posix_time(timestamp)
+    return None if seconds is None else int(seconds * 1000)
 
 
 def mlflow_status(summary: Mapping[str, Any]) -> str:
