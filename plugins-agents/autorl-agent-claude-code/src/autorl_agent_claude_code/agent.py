@@ -61,6 +61,31 @@ class ClaudeCodeAgent(CliAgent):
     name = "claude-code"
     tool = TOOL
     Options = Options
+    ARGV = (
+        "-p",
+        "{prompt}",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--dangerously-skip-permissions",
+        "--model",
+        "{model}",
+    )
+    ENV = {
+        "ANTHROPIC_BASE_URL": "{gateway}",
+        "ANTHROPIC_API_KEY": "{token}",
+        # every model slot to the run's model: side calls (titles, summaries) stay metered
+        "ANTHROPIC_MODEL": "{model}",
+        "ANTHROPIC_SMALL_FAST_MODEL": "{model}",
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL": "{model}",
+        "ANTHROPIC_DEFAULT_SONNET_MODEL": "{model}",
+        "ANTHROPIC_DEFAULT_OPUS_MODEL": "{model}",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "DISABLE_BUG_COMMAND": "1",
+    }
 
     def mode(self, ctx: AgentContext) -> str:
         return self.check_options(ctx.options).mode
@@ -71,32 +96,7 @@ class ClaudeCodeAgent(CliAgent):
     def command(
         self, ctx: AgentContext, executable: str, gateway: str, model: str, prompt: str
     ) -> tuple[list[str], dict[str, str]]:
-        argv = [
-            executable,
-            "-p",
-            prompt,
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--dangerously-skip-permissions",
-            "--model",
-            model,
-        ]
-        env = {
-            "ANTHROPIC_BASE_URL": gateway,
-            "ANTHROPIC_API_KEY": ctx.token,
-            # every model slot to the run's model: side calls (titles, summaries) stay metered
-            "ANTHROPIC_MODEL": model,
-            "ANTHROPIC_SMALL_FAST_MODEL": model,
-            "ANTHROPIC_DEFAULT_HAIKU_MODEL": model,
-            "ANTHROPIC_DEFAULT_SONNET_MODEL": model,
-            "ANTHROPIC_DEFAULT_OPUS_MODEL": model,
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-            "DISABLE_BUG_COMMAND": "1",
-        }
+        argv, env = super().command(ctx, executable, gateway, model, prompt)
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             env["IS_SANDBOX"] = "1"  # else --dangerously-skip-permissions exits 1 under root
         return argv, env

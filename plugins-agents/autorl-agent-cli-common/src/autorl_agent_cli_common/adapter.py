@@ -103,16 +103,35 @@ class CliAgent:
     tool: ClassVar[AgentTool]
     Options: ClassVar[type[CommonOptions]] = CommonOptions
     """The adapter's ``[agent_options]``: :class:`CommonOptions` or a subclass of it."""
+    ARGV: ClassVar[tuple[str, ...]] = ()
+    """The headless command after the executable: each word a ``str.format`` template over
+    :meth:`fields` (``{prompt}``, ``{model}``...); literal braces doubled."""
+    ENV: ClassVar[Mapping[str, str]] = {}
+    """The CLI's own environment (beside PATH, HOME and the proxies), values templates too."""
 
     # to implement ---------------------------------------------------------------------------
 
     def configure_home(self, ctx: AgentContext, home: Path, gateway: str, model: str) -> None:
         """Write the CLI's settings into the run's HOME (default: nothing)."""
 
+    def fields(self, ctx: AgentContext, gateway: str, model: str, prompt: str) -> dict[str, str]:
+        """What :attr:`ARGV` and :attr:`ENV` may name; an adapter adds its computed values."""
+        return {
+            "prompt": prompt,
+            "model": model,
+            "gateway": gateway,
+            "token": ctx.token,
+            "home": str(Path(ctx.home)),
+            "workspace": str(Path(ctx.workspace)),
+        }
+
     def command(
         self, ctx: AgentContext, executable: str, gateway: str, model: str, prompt: str
     ) -> tuple[list[str], dict[str, str]]:
-        raise NotImplementedError
+        """The CLI's argv and environment: :attr:`ARGV` and :attr:`ENV` filled in."""
+        values = self.fields(ctx, gateway, model, prompt)
+        argv = [executable, *(word.format_map(values) for word in self.ARGV)]
+        return argv, {name: value.format_map(values) for name, value in self.ENV.items()}
 
     def prompt_extra(self, ctx: AgentContext) -> str:
         return ""

@@ -40,35 +40,30 @@ class CodexAgent(CliAgent):
 
     name = "codex"
     tool = TOOL
+    ARGV = (
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "-c",
+        "model={model_json}",
+        "-c",
+        f"model_provider={json.dumps(PROVIDER)}",
+        "-c",
+        "{provider}",
+        "-c",
+        "analytics.enabled=false",
+        "-c",
+        "check_for_update_on_startup=false",
+        "--disable",
+        "plugins",
+        "{prompt}",
+    )
+    ENV = {KEY_VAR: "{token}", "CODEX_HOME": "{home}/.codex"}
 
-    def command(
-        self, ctx: AgentContext, executable: str, gateway: str, model: str, prompt: str
-    ) -> tuple[list[str], dict[str, str]]:
-        argv = [
-            executable,
-            "exec",
-            "--json",
-            "--skip-git-repo-check",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "-c",
-            f"model={json.dumps(model)}",
-            "-c",
-            f"model_provider={json.dumps(PROVIDER)}",
-            "-c",
-            provider_config(gateway),
-            "-c",
-            "analytics.enabled=false",
-            "-c",
-            "check_for_update_on_startup=false",
-            "--disable",
-            "plugins",
-            prompt,
-        ]
-        env = {
-            KEY_VAR: ctx.token,
-            "CODEX_HOME": str(Path(ctx.home) / ".codex"),
-        }
-        return argv, env
+    def fields(self, ctx: AgentContext, gateway: str, model: str, prompt: str) -> dict[str, str]:
+        quoted = {"model_json": json.dumps(model), "provider": provider_config(gateway)}
+        return {**super().fields(ctx, gateway, model, prompt), **quoted}
 
     def configure_home(self, ctx: AgentContext, home: Path, gateway: str, model: str) -> None:
         (home / ".codex").mkdir(parents=True, exist_ok=True)

@@ -37,32 +37,18 @@ class GeminiCliAgent(CliAgent):
 
     name = "gemini-cli"
     tool = TOOL
+    ARGV = ("-p", "{prompt}", "--yolo", "--output-format", "stream-json", "-m", "{model}")
+    ENV = {
+        "GEMINI_API_KEY": "{token}",
+        "GOOGLE_GEMINI_BASE_URL": "{gateway}",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        "GEMINI_TELEMETRY_ENABLED": "false",
+    }
 
     def configure_home(self, ctx: AgentContext, home: Path, gateway: str, model: str) -> None:
         settings = home / ".gemini" / "settings.json"
         settings.parent.mkdir(parents=True, exist_ok=True)
         settings.write_text(json.dumps(SETTINGS, indent=2) + "\n")
-
-    def command(
-        self, ctx: AgentContext, executable: str, gateway: str, model: str, prompt: str
-    ) -> tuple[list[str], dict[str, str]]:
-        argv = [
-            executable,
-            "-p",
-            prompt,
-            "--yolo",
-            "--output-format",
-            "stream-json",
-            "-m",
-            model,
-        ]
-        env = {
-            "GEMINI_API_KEY": ctx.token,
-            "GOOGLE_GEMINI_BASE_URL": gateway,
-            "GEMINI_CLI_TRUST_WORKSPACE": "true",
-            "GEMINI_TELEMETRY_ENABLED": "false",
-        }
-        return argv, env
 
     def native_files(self, home: Path, workspace: Path) -> list[Path]:
         chats = home / ".gemini" / "tmp"

@@ -53,39 +53,37 @@ class OpenCodeAgent(CliAgent):
 
     name = "opencode"
     tool = TOOL
+    ARGV = (
+        "run",
+        "--format",
+        "json",
+        "--model",
+        f"{PROVIDER}/{{model}}",
+        "--title",
+        "autorl",
+        MESSAGE,
+    )
+    ENV = {
+        KEY_VAR: "{token}",
+        "OPENCODE_CONFIG_CONTENT": "{config}",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "PWD": "{workspace}",
+    }
 
     def prompt_file(self, ctx: AgentContext) -> Path:
         return Path(ctx.home) / ".config" / "autorl" / PROMPT_FILE
 
-    def command(
-        self, ctx: AgentContext, executable: str, gateway: str, model: str, prompt: str
-    ) -> tuple[list[str], dict[str, str]]:
+    def fields(self, ctx: AgentContext, gateway: str, model: str, prompt: str) -> dict[str, str]:
         # `opencode run` re-quotes a message with spaces (and escapes its quotes), which would
         # alter code examples; the prompt goes in an instructions file instead.
         prompt_file = self.prompt_file(ctx)
         prompt_file.parent.mkdir(parents=True, exist_ok=True)
         prompt_file.write_text(prompt)
-        argv = [
-            executable,
-            "run",
-            "--format",
-            "json",
-            "--model",
-            f"{PROVIDER}/{model}",
-            "--title",
-            "autorl",
-            MESSAGE,
-        ]
-        env = {
-            KEY_VAR: ctx.token,
-            "OPENCODE_CONFIG_CONTENT": json.dumps(opencode_config(gateway, model, prompt_file)),
-            "OPENCODE_DISABLE_MODELS_FETCH": "1",
-            "OPENCODE_DISABLE_AUTOUPDATE": "1",
-            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-            "OPENCODE_DISABLE_SHARE": "1",
-            "PWD": str(Path(ctx.workspace)),
-        }
-        return argv, env
+        config = json.dumps(opencode_config(gateway, model, prompt_file))
+        return {**super().fields(ctx, gateway, model, prompt), "config": config}
 
     def native_files(self, home: Path, workspace: Path) -> list[Path]:
         data = home / ".local" / "share" / "opencode"

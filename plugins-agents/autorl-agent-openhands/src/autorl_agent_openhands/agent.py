@@ -36,6 +36,19 @@ class OpenHandsAgent(CliAgent):
 
     name = "openhands"
     tool = TOOL
+    ARGV = ("--headless", "--json", "--override-with-envs", "--always-approve", "-t", "{prompt}")
+    ENV = {
+        "LLM_MODEL": "openai/{model}",
+        "LLM_BASE_URL": "{gateway}/v1",
+        "LLM_API_KEY": "{token}",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "OPENHANDS_SUPPRESS_BANNER": "1",
+        "OPENHANDS_WORK_DIR": "{workspace}",
+        # its terminal tool runs commands in a tmux server on the socket "openhands" in
+        # $TMUX_TMPDIR (default /tmp/tmux-UID, shared by every run of the user): give each
+        # run its own, short enough for a Unix socket path
+        "TMUX_TMPDIR": "{tmux_dir}",
+    }
 
     def configure_home(self, ctx: AgentContext, home: Path, gateway: str, model: str) -> None:
         gitconfig = home / ".gitconfig"
@@ -44,31 +57,8 @@ class OpenHandsAgent(CliAgent):
             gitconfig.write_text(existing + GITCONFIG)
         (home / ".openhands").mkdir(parents=True, exist_ok=True)
 
-    def command(
-        self, ctx: AgentContext, executable: str, gateway: str, model: str, prompt: str
-    ) -> tuple[list[str], dict[str, str]]:
-        argv = [
-            executable,
-            "--headless",
-            "--json",
-            "--override-with-envs",
-            "--always-approve",
-            "-t",
-            prompt,
-        ]
-        env = {
-            "LLM_MODEL": f"openai/{model}",
-            "LLM_BASE_URL": f"{gateway}/v1",
-            "LLM_API_KEY": ctx.token,
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-            "OPENHANDS_SUPPRESS_BANNER": "1",
-            "OPENHANDS_WORK_DIR": str(Path(ctx.workspace)),
-            # its terminal tool runs commands in a tmux server on the socket "openhands" in
-            # $TMUX_TMPDIR (default /tmp/tmux-UID, shared by every run of the user): give each
-            # run its own, short enough for a Unix socket path
-            "TMUX_TMPDIR": self.tmux_dir(ctx),
-        }
-        return argv, env
+    def fields(self, ctx: AgentContext, gateway: str, model: str, prompt: str) -> dict[str, str]:
+        return {**super().fields(ctx, gateway, model, prompt), "tmux_dir": self.tmux_dir(ctx)}
 
     def tmux_dir(self, ctx: AgentContext) -> str:
         """A directory of the run's own for the tmux socket: in HOME (visible inside every
