@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True)
@@ -57,13 +57,23 @@ def check_options(name: str, options: Mapping[str, Any] | None, known: Sequence[
         )
 
 
-class SerialExecutor:
-    """One job after another, in order, in this process."""
+@dataclass(frozen=True)
+class Jobs:
+    """One :meth:`BaseExecutor.as_completed` call: one slot per item, options checked."""
 
-    name = "local"
+    fn: Callable[[Any, Placement], Any]
+    items: Sequence[Any]
+    slots: list[Slot]
+    options: dict[str, Any]
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-        return [fn(item) for item in items]
+
+class BaseExecutor:
+    """What every executor's ``as_completed`` does first (its options checked against
+    :attr:`OPTIONS`, one :class:`Slot` per item, one CPU each by default); :meth:`run` is the
+    executor's own scheduling."""
+
+    name: ClassVar[str] = ""
+    OPTIONS: ClassVar[tuple[str, ...]] = ()
 
     def as_completed(
         self,
@@ -72,9 +82,32 @@ class SerialExecutor:
         slots: Sequence[Slot] | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> Iterator[Done]:
-        check_options(self.name, options, ())
-        for index, item in enumerate(items):
+        check_options(self.name, options, self.OPTIONS)
+        filled = list(slots) if slots is not None else [Slot()] * len(items)
+        if len(filled) != len(items):
+            from autorl.errors import ConfigError
+
+            raise ConfigError(
+                f"executor {self.name!r}: {len(items)} item(s) but {len(filled)} slot(s)",
+                hint="give one Slot per item, or none (one CPU each)",
+            )
+        yield from self.run(Jobs(fn, items, filled, dict(options or {})))
+
+    def run(self, jobs: Jobs) -> Iterator[Done]:
+        raise NotImplementedError
+
+
+class SerialExecutor(BaseExecutor):
+    """One job after another, in order, in this process."""
+
+    name = "local"
+
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        return [fn(item) for item in items]
+
+    def run(self, jobs: Jobs) -> Iterator[Done]:
+        for index, item in enumerate(jobs.items):
             try:
-                yield Done(index, fn(item, Placement()))
+                yield Done(index, jobs.fn(item, Placement()))
             except Exception as exc:  # one failed job never stops the others
                 yield Done(index, error=error_text(exc))

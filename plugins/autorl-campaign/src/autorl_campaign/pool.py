@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from autorl.errors import ConfigError
-from autorl.executors import Done, Placement, Slot, check_options, error_text
+from autorl.executors import BaseExecutor, Done, Jobs, Placement, Slot, error_text
 
 OPTIONS = ("workers", "cpus", "gpus")
 
@@ -35,26 +35,19 @@ def visible_gpus() -> list[int]:
     return []
 
 
-class PoolExecutor:
+class PoolExecutor(BaseExecutor):
     name = "pool"
+    OPTIONS = OPTIONS
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
         with ThreadPoolExecutor(max(1, min(len(items), os.cpu_count() or 1))) as pool:
             return list(pool.map(fn, items))
 
-    def as_completed(
-        self,
-        fn: Callable[[Any, Placement], Any],
-        items: Sequence[Any],
-        slots: Sequence[Slot] | None = None,
-        options: Mapping[str, Any] | None = None,
-    ) -> Iterator[Done]:
-        check_options(self.name, options, OPTIONS)
-        options = dict(options or {})
+    def run(self, jobs: Jobs) -> Iterator[Done]:
+        fn, items, slots, options = jobs.fn, jobs.items, jobs.slots, jobs.options
         workers = _positive_int(options.get("workers", 2), "workers")
         cpus = float(options.get("cpus") or os.cpu_count() or 1)
         gpus = [int(g) for g in options["gpus"]] if "gpus" in options else visible_gpus()
-        slots = list(slots or [Slot()] * len(items))
         free_gpus = list(gpus)
         cpu_used = 0.0
         waiting = list(range(len(items)))

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autorl.errors import ConfigError
-from autorl.executors import Done, Placement, Slot, check_options, error_text
+from autorl.executors import BaseExecutor, Done, Jobs, Placement, Slot, check_options, error_text
 
 NAME = "ray"
 OPTIONS = ("address", "num_cpus", "num_gpus", "max_retries", "runtime_env")
@@ -76,11 +76,12 @@ class RayOptions:
         return parsed
 
 
-class RayExecutor:
+class RayExecutor(BaseExecutor):
     """Runs jobs as Ray tasks. Constructor options are defaults for :meth:`map` and
     :meth:`as_completed` (whose own ``options`` override them)."""
 
     name = NAME
+    OPTIONS = OPTIONS
 
     def __init__(self, **options: Any) -> None:
         RayOptions.parse(options)
@@ -104,21 +105,10 @@ class RayExecutor:
                     raise cause from None
                 raise
 
-    def as_completed(
-        self,
-        fn: Callable[[Any, Placement], Any],
-        items: Sequence[Any],
-        slots: Sequence[Slot] | None = None,
-        options: Mapping[str, Any] | None = None,
-    ) -> Iterator[Done]:
-        """One Ray task per item, holding ``slots[i]``; a :class:`Done` per task as it ends."""
-        opts = RayOptions.parse({**self.options, **(options or {})})
-        slots = list(slots) if slots is not None else [Slot()] * len(items)
-        if len(slots) != len(items):
-            raise ConfigError(
-                f"executor 'ray': {len(items)} item(s) but {len(slots)} slot(s)",
-                hint="give one Slot per item, or none (one CPU each)",
-            )
+    def run(self, jobs: Jobs) -> Iterator[Done]:
+        """One Ray task per item, holding its slot; a :class:`Done` per task as it ends."""
+        opts = RayOptions.parse({**self.options, **jobs.options})
+        fn, items, slots = jobs.fn, jobs.items, jobs.slots
         if not items:
             return
         with _connected(opts) as ray:
