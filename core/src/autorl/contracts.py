@@ -45,6 +45,20 @@ class ContractKind:
         """The Protocol's dotted path, where the contract is documented."""
         return f"{self.protocol.__module__}.{self.protocol.__qualname__}"
 
+    def of(self, request: Any, evaluator: str) -> Any:
+        """The task's contract in an ``EvalRequest``; without one, a ConfigError that says how
+        to load it (the evaluators' shared check)."""
+        if request.contract is None:
+            const = self.name.upper()
+            raise ConfigError(
+                f"evaluator {evaluator!r} needs the task's {self.name!r} contract in "
+                "EvalRequest.contract",
+                hint="runs load it from the task (TaskSpec.contract); outside a run use "
+                f"load_contract({const}, 'pkg.module') (autorl.contracts; {const}: "
+                f"{self.protocol.__module__})",
+            )
+        return request.contract
+
     def describe(self) -> dict[str, str]:
         """What ``autorl show`` and ``autorl list evaluators`` print about it."""
         optional = f" (optional: {', '.join(self.optional)})" if self.optional else ""

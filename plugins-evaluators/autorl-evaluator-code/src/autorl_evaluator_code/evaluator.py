@@ -19,9 +19,9 @@ from typing import Any
 from autorl_data.jsonl import read_jsonl
 from pydantic import Field, PositiveFloat, model_validator
 
-from autorl.errors import ConfigError
 from autorl.options import OptionsModel, PositiveInt, parse_options
 from autorl.types import EvalRequest, EvalResult
+from autorl_evaluator_code.contract import CODE
 from autorl_evaluator_code.execution import build_program, run_programs
 from autorl_evaluator_code.passk import mean_pass_at_k
 from autorl_evaluator_code.sandbox import Limits
@@ -137,14 +137,7 @@ class CodeEvaluator:
         from autorl_hf.generation import Generator
 
         cfg = settings(dict(request.config))
-        protocol = request.contract
-        if protocol is None:
-            raise ConfigError(
-                "evaluator 'code' needs the task's 'code' contract in EvalRequest.contract",
-                hint="runs load it from the task (TaskSpec.contract); outside a run use "
-                "load_contract(CODE, 'pkg.module') (autorl.contracts; CODE: "
-                "autorl_evaluator_code.contract)",
-            )
+        protocol = CODE.of(request, self.name)
         problems = read_problems(request.eval_path, cfg.limit)
         n = cfg.n
         prompts = [protocol.build_prompt(p) for p in problems for _ in range(n)]

@@ -23,9 +23,9 @@ from typing import Any
 from autorl_data.jsonl import read_jsonl
 from pydantic import BaseModel, ConfigDict, Field
 
-from autorl.errors import ConfigError
 from autorl.options import OptionsModel, PositiveInt, parse_options
 from autorl.types import EvalRequest, EvalResult
+from autorl_evaluator_exact.contract import ANSWER
 
 
 class Shot(BaseModel):
@@ -86,17 +86,6 @@ def read_examples(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def _needs_contract(request: EvalRequest) -> Any:
-    if request.contract is None:
-        raise ConfigError(
-            "evaluator 'exact' needs the task's 'answer' contract in EvalRequest.contract",
-            hint="runs load it from the task (TaskSpec.contract); outside a run use "
-            "load_contract(ANSWER, 'pkg.module') (autorl.contracts; ANSWER: "
-            "autorl_evaluator_exact.contract)",
-        )
-    return request.contract
-
-
 class ExactMatchEvaluator:
     """Percent of eval questions whose extracted final answer equals the gold answer."""
 
@@ -113,7 +102,7 @@ class ExactMatchEvaluator:
         from autorl_hf.generation import Generator
 
         cfg = settings(dict(request.config))
-        contract = _needs_contract(request)
+        contract = ANSWER.of(request, self.name)
         examples = read_examples(request.eval_path, cfg.limit)
         prompts = [with_few_shot(contract, cfg.few_shot, str(e["question"])) for e in examples]
         format_ok = getattr(contract, "has_final_answer_line", None)

@@ -22,9 +22,9 @@ from typing import Any
 from autorl_data.jsonl import read_jsonl
 from autorl_llm.drivers.errors import DriverError
 
-from autorl.errors import ConfigError
 from autorl.types import EvalRequest, EvalResult
 from autorl_evaluator_judge import prompt as judge_prompt
+from autorl_evaluator_judge.contract import JUDGE
 from autorl_evaluator_judge.judging import Judge, JudgeError
 from autorl_evaluator_judge.lc import length_controlled_winrate
 from autorl_evaluator_judge.options import Options, settings
@@ -161,14 +161,7 @@ class JudgeEvaluator:
 
     def evaluate(self, request: EvalRequest) -> EvalResult:
         cfg = settings(request.config)
-        protocol = request.contract
-        if protocol is None:
-            raise ConfigError(
-                "evaluator 'judge' needs the task's 'judge' contract in EvalRequest.contract",
-                hint="runs load it from the task (TaskSpec.contract); outside a run use "
-                "load_contract(JUDGE, 'pkg.module') (autorl.contracts; JUDGE: "
-                "autorl_evaluator_judge.contract)",
-            )
+        protocol = JUDGE.of(request, self.name)
         template = judge_prompt.load_template(cfg["annotator"])
         examples = read_examples(request.eval_path, cfg["limit"])
         work_dir = Path(request.work_dir)
