@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from autorl.cli import echoed_json_or_none
 from autorl.kinds import PLURALS
 from autorl.specs import KINDS
 
@@ -127,11 +128,7 @@ def list_components(kind: str, as_json: bool) -> None:
     rows = [e.as_dict() for e in entries]
     for row in rows if kind == "evaluator" else ():
         row.update(_contract_rows(None, kind, row))
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
-        return
-    if not rows:
-        click.echo(f"no {kind} installed")
+    if echoed_json_or_none(rows, as_json, f"no {kind} installed"):
         return
     from rich.table import Table
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from autorl.cli import echoed_json_or_none
 from autorl.errors import AutorlError
 
 DEFAULT_RUNS_DIR = Path("runs")
@@ -158,11 +159,7 @@ def runs_list(
         and (campaign is None or r["campaign"] == campaign)
     ]
     rows = rows[:limit] if limit else rows
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
-        return
-    if not rows:
-        click.echo(f"no runs in {root}")
+    if echoed_json_or_none(rows, as_json, f"no runs in {root}"):
         return
     _print_table(rows, root)
 
