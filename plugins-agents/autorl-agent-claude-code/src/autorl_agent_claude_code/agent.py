@@ -18,6 +18,8 @@ from autorl_agent_cli_common.trajectory import (
     TrajectoryEvent,
     read_jsonl_lenient,
     text_of,
+    tool_call,
+    tool_result,
     turn_event,
 )
 from pydantic import Field
@@ -146,27 +148,14 @@ def parse_sessions(files: list[Path]) -> list[TrajectoryEvent]:
                             )
                     elif block.get("type") == "tool_use":
                         events.append(
-                            TrajectoryEvent(
-                                "tool_call",
-                                name=block.get("name"),
-                                call_id=block.get("id"),
-                                arguments=block.get("input"),
-                                time=when,
-                            )
+                            tool_call(block.get("name"), block.get("id"), block.get("input"), when)
                         )
             elif kind == "user":
                 blocks = content if isinstance(content, list) else [content]
                 for block in blocks:
                     if isinstance(block, dict) and block.get("type") == "tool_result":
-                        events.append(
-                            TrajectoryEvent(
-                                "tool_result",
-                                call_id=block.get("tool_use_id"),
-                                output=text_of(block.get("content")),
-                                is_error=bool(block.get("is_error")),
-                                time=when,
-                            )
-                        )
+                        output, failed = text_of(block.get("content")), bool(block.get("is_error"))
+                        events.append(tool_result(block.get("tool_use_id"), output, when, failed))
                     elif block:
                         events.append(
                             TrajectoryEvent("message", role="user", text=text_of(block), time=when)

@@ -59,6 +59,22 @@ def turn_event(
     return TrajectoryEvent("turn", index=index, model=model, time=time, usage=usage)
 
 
+def tool_call(name: Any, call_id: Any, arguments: Any, time: Any) -> TrajectoryEvent:
+    """A ``tool_call`` event: the tool the model called, the id its result answers to, and
+    the arguments as the CLI logged them."""
+    return TrajectoryEvent("tool_call", name=name, call_id=call_id, arguments=arguments, time=time)
+
+
+def tool_result(
+    call_id: Any, output: str, time: Any, is_error: bool | None = None
+) -> TrajectoryEvent:
+    """A ``tool_result`` event: the output of call ``call_id`` (``is_error`` None when the CLI
+    does not say)."""
+    return TrajectoryEvent(
+        "tool_result", call_id=call_id, output=output, is_error=is_error, time=time
+    )
+
+
 def to_lines(events: Iterable[TrajectoryEvent], agent: str) -> list[dict[str, Any]]:
     """Events in the common schema: turn numbers and tool names filled in along the way."""
     lines: list[dict[str, Any]] = []

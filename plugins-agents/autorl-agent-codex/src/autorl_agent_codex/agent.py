@@ -13,7 +13,13 @@ from pathlib import Path
 
 from autorl_agent_cli_common.adapter import CliAgent
 from autorl_agent_cli_common.install import NpmTool
-from autorl_agent_cli_common.trajectory import TrajectoryEvent, read_jsonl_lenient, text_of
+from autorl_agent_cli_common.trajectory import (
+    TrajectoryEvent,
+    read_jsonl_lenient,
+    text_of,
+    tool_call,
+    tool_result,
+)
 
 from autorl.types import AgentContext
 
@@ -113,23 +119,11 @@ def parse_rollouts(files: list[Path]) -> list[TrajectoryEvent]:
                         arguments = json.loads(raw) if isinstance(raw, str) else raw
                     except json.JSONDecodeError:
                         arguments = raw
-                    events.append(
-                        TrajectoryEvent(
-                            "tool_call",
-                            name=payload.get("name") or kind,
-                            call_id=payload.get("call_id"),
-                            arguments=arguments,
-                            time=when,
-                        )
-                    )
+                    name = payload.get("name") or kind
+                    events.append(tool_call(name, payload.get("call_id"), arguments, when))
                 elif kind in ("function_call_output", "custom_tool_call_output"):
                     events.append(
-                        TrajectoryEvent(
-                            "tool_result",
-                            call_id=payload.get("call_id"),
-                            output=text_of(payload.get("output")),
-                            time=when,
-                        )
+                        tool_result(payload.get("call_id"), text_of(payload.get("output")), when)
                     )
             elif row.get("type") == "event_msg" and kind == "token_count":
                 last = ((payload.get("info") or {}).get("last_token_usage")) or {}

@@ -16,6 +16,8 @@ from autorl_agent_cli_common.trajectory import (
     TrajectoryEvent,
     read_jsonl_lenient,
     text_of,
+    tool_call,
+    tool_result,
     turn_event,
 )
 
@@ -112,25 +114,12 @@ def parse_chats(files: list[Path]) -> list[TrajectoryEvent]:
                         TrajectoryEvent("message", role="assistant", text=text, time=when)
                     )
                 for call in record.get("toolCalls") or []:
-                    events.append(
-                        TrajectoryEvent(
-                            "tool_call",
-                            name=call.get("name"),
-                            call_id=call.get("id"),
-                            arguments=call.get("args"),
-                            time=call.get("timestamp") or when,
-                        )
-                    )
+                    at = call.get("timestamp") or when
+                    events.append(tool_call(call.get("name"), call.get("id"), call.get("args"), at))
                     if call.get("result") is not None or call.get("status"):
-                        events.append(
-                            TrajectoryEvent(
-                                "tool_result",
-                                call_id=call.get("id"),
-                                output=_result_text(call.get("result")),
-                                is_error=call.get("status") == "error",
-                                time=call.get("timestamp") or when,
-                            )
-                        )
+                        failed = call.get("status") == "error"
+                        output = _result_text(call.get("result"))
+                        events.append(tool_result(call.get("id"), output, at, failed))
     return events
 
 

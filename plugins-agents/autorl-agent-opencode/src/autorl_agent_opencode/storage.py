@@ -13,7 +13,13 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from autorl_agent_cli_common.trajectory import TrajectoryEvent, text_of, turn_event
+from autorl_agent_cli_common.trajectory import (
+    TrajectoryEvent,
+    text_of,
+    tool_call,
+    tool_result,
+    turn_event,
+)
 
 
 def _iso(millis: Any) -> str | None:
@@ -61,22 +67,11 @@ def parse_database(path: Path) -> list[TrajectoryEvent]:
                 state = part.get("state") or {}
                 start = _iso((state.get("time") or {}).get("start")) or when
                 events.append(
-                    TrajectoryEvent(
-                        "tool_call",
-                        name=part.get("tool"),
-                        call_id=part.get("callID"),
-                        arguments=state.get("input"),
-                        time=start,
-                    )
+                    tool_call(part.get("tool"), part.get("callID"), state.get("input"), start)
                 )
                 if state.get("status") in ("completed", "error"):
-                    events.append(
-                        TrajectoryEvent(
-                            "tool_result",
-                            call_id=part.get("callID"),
-                            output=text_of(state.get("output", state.get("error"))),
-                            is_error=state.get("status") == "error",
-                            time=_iso((state.get("time") or {}).get("end")) or start,
-                        )
-                    )
+                    output = text_of(state.get("output", state.get("error")))
+                    end = _iso((state.get("time") or {}).get("end")) or start
+                    failed = state.get("status") == "error"
+                    events.append(tool_result(part.get("callID"), output, end, failed))
     return events

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autorl_agent_cli_common.trajectory import TrajectoryEvent, text_of
+from autorl_agent_cli_common.trajectory import TrajectoryEvent, text_of, tool_call, tool_result
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -63,26 +63,13 @@ def parse_conversation(conversation: Path) -> list[TrajectoryEvent]:
                 events.append(TrajectoryEvent("message", role=role, text=text, time=when))
         elif kind == "ActionEvent":
             _turn(events, event, usages, responses, when)
-            events.append(
-                TrajectoryEvent(
-                    "tool_call",
-                    name=event.get("tool_name"),
-                    call_id=event.get("tool_call_id"),
-                    arguments=_arguments(event),
-                    time=when,
-                )
-            )
+            call_id = event.get("tool_call_id")
+            events.append(tool_call(event.get("tool_name"), call_id, _arguments(event), when))
         elif kind in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
             observation = event.get("observation") or {}
-            events.append(
-                TrajectoryEvent(
-                    "tool_result",
-                    call_id=event.get("tool_call_id"),
-                    output=text_of(observation.get("content", event.get("error"))),
-                    is_error=bool(observation.get("is_error")) or kind != "ObservationEvent",
-                    time=when,
-                )
-            )
+            output = text_of(observation.get("content", event.get("error")))
+            failed = bool(observation.get("is_error")) or kind != "ObservationEvent"
+            events.append(tool_result(event.get("tool_call_id"), output, when, failed))
     return events
 
 
