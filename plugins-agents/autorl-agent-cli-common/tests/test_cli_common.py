@@ -81,7 +81,9 @@ def test_unfinished_install_is_redone(cache: Path) -> None:
 
 
 def test_parallel_installs_wait_for_one(cache: Path) -> None:
-    ctx = multiprocessing.get_context("spawn")
+    # fork: the children run this module's _ensure as it is (spawn would import the test
+    # module by the name pytest's importlib mode gave it, which no child can import: a hang)
+    ctx = multiprocessing.get_context("fork")
     with ctx.Pool(3) as pool:
         paths = pool.starmap(_ensure, [(str(cache), 1.0)] * 3)
     assert len(set(paths)) == 1
