@@ -87,7 +87,7 @@ check: setup setup-sandbox
 # Everything, as CI runs it (.ci/run): every sandbox and the engine are required, not skipped.
 test: setup setup-sandbox setup-docker setup-browser setup-engine
 	$(BIN)/ruff check .
-	AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest $(XDIST) -m "not serial" $(PYTEST_ARGS)
+	AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest $(XDIST) -m "not serial" --durations=40 $(PYTEST_ARGS)
 	AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest -m serial $(PYTEST_ARGS) || test $$? = 5
 
 lint: setup
