@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from autorl_testing.runs import AUTORL, autorl_run, completed_summary
-
-from autorl.digest import installed_digest
 
 pytestmark = pytest.mark.e2e  # real `autorl run`s of the tiny model
 
@@ -30,6 +29,13 @@ HARNESS_RECORDS = {
 }
 
 
+def environment_digest() -> dict:
+    """:func:`installed_digest` of this venv in a process of its own, as a run computes it."""
+    code = "import json; from autorl.digest import installed_digest as d; print(json.dumps(d()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("e2e")
@@ -38,11 +44,11 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "ANTHROPIC_API_KEY": "sk-ant-fake-harness-key-456",
     }
     started = time.monotonic()
-    # the environment's digest around the run: tests beside this one (other xdist workers)
-    # may pip-install a package for a moment, so the run saw one of these two
-    digests = [installed_digest()]
+    # the environment's digest around the run, as a fresh process sees it (this worker's own
+    # sys.path may hold a test's fake .dist-info: 187 distributions here, 186 for the run)
+    digests = [environment_digest()]
     done = autorl_run(root, "tiny", task="gsm8k", model="tiny", budget=90, env=keys, check=False)
-    digests.append(installed_digest())
+    digests.append(environment_digest())
     return {
         "digests": digests,
         "proc": done,
