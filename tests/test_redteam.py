@@ -82,6 +82,7 @@ MUST_RUN = {
     "code_history_blind",
     "code_history_flood",
     "inject_terminal_report",
+    "inject_viewer",
     "forge_training_logs",
     "grader_conn_flood",
     # the sealed test split (#31)
@@ -252,6 +253,7 @@ def check_grader_edge(
         assert "<img src=x" not in text.lower(), f"raw HTML from the agent in the {where}"
     for number, entry in subs.items():  # markup hid no real line
         assert f"submission {number}: {entry['status']}" in console, (number, entry["status"])
+    _viewer_is_inert(run_dir)
 
     # 9. claims are claims: agent-written text never becomes an observation, the contradiction
     # is flagged, the forged react trajectory is not read for this agent
@@ -263,6 +265,29 @@ def check_grader_edge(
     assert "claim_contradicted" in kinds, kinds
     text = json.dumps(analysis)
     assert "react-trajectory" not in text and "forged-by-redteam" not in text
+
+
+def _viewer_is_inert(run_dir: Path) -> None:
+    """``autorl view`` shows what ``inject_viewer`` planted (a ``code/`` file named and filled
+    with script and markup: the submission's code diff; the same on stdout: the agent log)
+    as text, and nothing on the run's page or in the runs list would run or load."""
+    from autorl_testing.browser import active_content
+    from autorl_view.app import cookie_name, create_app
+    from starlette.testclient import TestClient
+
+    token = secrets.token_hex(8)
+    client = TestClient(
+        create_app(run_dir.parent, token),
+        base_url="http://127.0.0.1:8000",
+        cookies={cookie_name(token): token},
+    )
+    with client:
+        page = client.get(f"/run/{run_dir.name}")
+        listing = client.get("/runs")
+    assert page.status_code == 200 and listing.status_code == 200
+    for where, html in (("run page", page.text), ("runs list", listing.text)):
+        assert active_content(html, scripts=("/static/viewer.js",)) == [], where
+    assert "&lt;script&gt;window.__pwned" in page.text  # shown, as text
 
 
 @pytest.fixture

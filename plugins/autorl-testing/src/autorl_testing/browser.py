@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +84,44 @@ def open_page(browser: Any, page: Path, settle_s: float = 0.5) -> list[dict[str,
             break
         time.sleep(0.05)
     return [e for e in entries if e.get("level") == "SEVERE"]
+
+
+class _Tags(HTMLParser):
+    """The elements of a page, as a browser's parser would see them."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.feed(html)
+        self.close()  # what is still buffered (a last tag) is parsed too
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def page_tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    """``(tag, attributes)`` of every element of ``html``, in order."""
+    return _Tags(html).tags
+
+
+ACTIVE_TAGS = frozenset({"img", "iframe", "object", "embed", "frame", "base"})
+
+
+def active_content(html: str, scripts: tuple[str, ...] = ()) -> list[str]:
+    """What in a page would run or fetch besides the page's own ``scripts`` (their ``src``):
+    other scripts, event-handler attributes, ``javascript:`` URLs and elements that load or
+    redirect (img, iframe, object, embed, base, a meta refresh). Empty for an inert
+    page: what an agent wrote can be shown in it, never run by it."""
+    found = []
+    for tag, attrs in page_tags(html):
+        if tag == "script" and attrs.get("src") not in scripts:
+            found.append(f"<script {attrs}>")
+        if tag in ACTIVE_TAGS or (tag == "meta" and "http-equiv" in attrs):  # a refresh
+            found.append(f"<{tag} {attrs}>")
+        found += [f"<{tag} {key}=...>" for key in attrs if key.startswith("on")]
+        found += [
+            f"<{tag} {key}={value!r}>"
+            for key, value in attrs.items()
+            if (value or "").strip().lower().startswith("javascript:")
+        ]
+    return found
