@@ -14,18 +14,22 @@ from autorl_runner.run import terminate_as_interrupt
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_stop_signal_waits_for_the_end_to_be_written(signum: int) -> None:
     written = []
+    before = {n: signal.getsignal(n) for n in (signal.SIGINT, signal.SIGTERM)}
     with terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        inside = signal.getsignal(signal.SIGTERM)
         with signals_deferred():
             os.kill(os.getpid(), signum)
             written.append("run.json")  # the signal did not cut this short
             written.append("contributions")
         written.append("never: the deferred signal interrupts here")
     assert written == ["run.json", "contributions"]
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL or callable(
-        signal.getsignal(signal.SIGTERM)
-    )
+    assert inside is not before[signal.SIGTERM]  # the run's own handler was the one restored
+    assert {n: signal.getsignal(n) for n in before} == before
 
 
-def test_without_a_signal_nothing_happens() -> None:
-    with terminate_as_interrupt(), signals_deferred():
-        pass
+def test_without_a_signal_the_handlers_come_back_untouched() -> None:
+    with terminate_as_interrupt():
+        handlers = {n: signal.getsignal(n) for n in (signal.SIGINT, signal.SIGTERM)}
+        with signals_deferred():
+            assert signal.getsignal(signal.SIGTERM) is not handlers[signal.SIGTERM]
+        assert {n: signal.getsignal(n) for n in handlers} == handlers

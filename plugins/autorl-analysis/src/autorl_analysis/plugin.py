@@ -12,6 +12,15 @@ if TYPE_CHECKING:
 
 
 @hookimpl
+def autorl_on_run_end(event: RunEndEvent) -> None:
+    """The run's reports are written: drop the analysis kept for them (its reader holds the
+    run's logs), whether or not the ``analysis`` report was among them."""
+    from autorl_analysis.report import forget
+
+    forget(event.run_dir)
+
+
+@hookimpl
 def autorl_contribute_to_record(event: RunEndEvent) -> RecordContribution | None:
     """The analysis's part of every run's record (flags, routes, failures, the judge)."""
     from autorl_analysis.report import contribution

@@ -63,6 +63,11 @@ def _analysed(run_dir: Path) -> tuple[Analysis, Any]:
     return analysis, reader
 
 
+def forget(run_dir: Path) -> None:
+    """Drop the analysis kept for ``run_dir``'s report (:data:`_LAST`)."""
+    _LAST.pop(Path(run_dir).resolve(), None)
+
+
 def contribution(event: RunEndEvent) -> RecordContribution:
     """The analysis's part of the run record."""
     from autorl_analysis.views import flags_md, sections_md

@@ -123,23 +123,37 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+MESSAGE_CHARS = 500
+"""An upstream error's message kept per row (it can echo what the agent sent)."""
+NAME_CHARS, MAX_TOOL_NAMES = 100, 32
+
+
+def _text(value: Any, limit: int) -> str | None:
+    return None if value is None else str(value)[:limit]
+
+
 def call_row(n: int, entry: dict[str, Any]) -> CallRow:
+    """One call's row; the text in it that the agent or its model chose (an error's message,
+    tool names) is bounded. Rendering escapes it (``autorl.text``)."""
     usage, response = _dict(entry.get("usage")), _dict(entry.get("response"))
     meta = _dict(_dict(entry.get("request")).get("metadata"))
     error = _dict(entry.get("error"))
     latency = entry.get("latency_s")
     return CallRow(
         n=n,
-        ts=str(entry["ts"]) if entry.get("ts") is not None else None,
-        api=str(meta["api"]) if meta.get("api") is not None else None,
+        ts=_text(entry.get("ts"), 64),
+        api=_text(meta.get("api"), NAME_CHARS),
         streamed=bool(entry.get("streamed")),
         input_tokens=int(usage.get("input_tokens") or 0),
         output_tokens=int(usage.get("output_tokens") or 0),
         cost_usd=float(entry.get("cost_usd") or 0.0),
         latency_s=float(latency) if isinstance(latency, int | float) else None,
-        tool_calls=[str(_dict(c).get("name")) for c in response.get("tool_calls") or []],
-        error=str(error["type"]) if error.get("type") is not None else None,
-        error_message=str(error["message"]) if error.get("message") is not None else None,
+        tool_calls=[
+            str(_dict(c).get("name"))[:NAME_CHARS]
+            for c in list(response.get("tool_calls") or [])[:MAX_TOOL_NAMES]
+        ],
+        error=_text(error.get("type"), NAME_CHARS),
+        error_message=_text(error.get("message"), MESSAGE_CHARS),
         refused=bool(entry.get("refused")),
         attempts=int(entry.get("attempts") or (0 if entry.get("refused") else 1)),
     )
@@ -162,22 +176,51 @@ def _rows(entries: list[dict[str, Any]], notes: list[str]) -> list[CallRow]:
     return rows
 
 
+_SUMMARIES: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+"""The call log's totals by file, with the (size, mtime) they were read at: a run's end renders
+its summary several times (the basic report, the analysis, the results store, trackers), and
+the log can be large; read once while it does not change."""
+
+
 def driver_call_summary(run_dir: Path, run_fields: dict[str, Any]) -> dict[str, Any] | None:
     """Totals and one row per call (``summary.json``'s ``driver_calls``); None without a
     driver. ``run_fields`` is ``run.json`` (the driver budget and the upstream's health)."""
+    path = Path(run_dir) / CALL_LOG
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    stamp = (info.st_size, info.st_mtime_ns)
+    cached = _SUMMARIES.get(path)
+    if cached is None or cached[0] != stamp:
+        totals = _call_totals(run_dir)
+        if totals is None:
+            return None
+        if len(_SUMMARIES) >= 16:
+            _SUMMARIES.clear()
+        cached = _SUMMARIES[path] = (stamp, totals)
+    return {
+        **cached[1],
+        "rows": list(cached[1]["rows"]),
+        "problems": list(cached[1]["problems"]),
+        "budget": run_fields.get("driver_usage"),
+        "health": run_fields.get("driver_health"),
+    }
+
+
+def _call_totals(run_dir: Path) -> dict[str, Any] | None:
     problems: list[str] = []
     entries = read_calls(run_dir, problems)
     if entries is None:
         return None
     rows = _rows(entries, problems)
     ok = [r for r in rows if r.answered]
-    refused = [r for r in rows if r.refused or r.error == "BudgetRefused"]
-    failed = [r for r in rows if r.error is not None and r not in refused]
+    failed = [r for r in rows if r.error is not None and not _refused(r)]
     return {
         "driver": next((e.get("driver") for e in entries), None),
         "calls": len(ok),
         "errors": len(failed),
-        "refused": len(refused),
+        "refused": sum(1 for r in rows if _refused(r)),
         "retried_calls": sum(1 for r in rows if r.attempts > 1),
         "retries": sum(max(0, r.attempts - 1) for r in rows),
         "last_error": failed[-1].error_message if failed else None,
@@ -186,8 +229,11 @@ def driver_call_summary(run_dir: Path, run_fields: dict[str, Any]) -> dict[str, 
         "total_tokens": sum(r.tokens for r in ok),
         "cost_usd": round(sum(r.cost_usd for r in ok), 6),
         "scripted": any(e.get("scripted") for e in entries),
-        "budget": run_fields.get("driver_usage"),
-        "health": run_fields.get("driver_health"),
         "rows": [r.model_dump() for r in rows],
         "problems": problems,
     }
+
+
+def _refused(row: CallRow) -> bool:
+    """Refused by the gateway (the driver budget), not failed upstream."""
+    return row.refused or row.error == "BudgetRefused"

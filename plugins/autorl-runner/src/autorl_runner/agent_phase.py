@@ -61,17 +61,8 @@ class AgentPhase:
 
     def __init__(self, ctx: RunContext, run_info: dict[str, Any]) -> None:
         self.ctx = ctx
-        self.config = ctx.config
-        self.registry = ctx.registry
-        self.parts = ctx.parts
-        self.setup = ctx.setup
-        self.scorer = ctx.scorer
-        self.run_id = ctx.run_id
-        self.run_dir = ctx.run_dir
-        self.workspace = ctx.workspace
+        """What the run's phases share (config, components, setup, scorer, records)."""
         self.state_dir = state_dir_for(ctx.run_dir)
-        self.events = ctx.events
-        self.console = ctx.console
         self.run_info = run_info
         self.service: GradingService | None = None
         """The grading service, kept after the phase: it holds the selection candidates'
@@ -81,10 +72,10 @@ class AgentPhase:
         """``run.json`` while the agent runs: ``running``, this harness's pid and the agent's
         time so far (a resumed run's agent time; a liveness check's pid)."""
         write_json(
-            self.run_dir / "run.json",
+            self.ctx.run_dir / "run.json",
             {**self.run_info, "status": "running", "end_reason": None, "pid": os.getpid(),
              "agent_seconds": round(agent_seconds, 2),
-             "budget_seconds": self.config.budget.wall_seconds},
+             "budget_seconds": self.ctx.config.budget.wall_seconds},
         )  # fmt: skip
 
     def release(self) -> None:
@@ -97,21 +88,21 @@ class AgentPhase:
         sealed evaluation scores) and what ``run.json`` gets. ``infra_cause`` in the latter
         when the harness, not the agent, ended the phase badly (a drain that timed out, a
         driver upstream that stayed down)."""
-        console, events = self.console, self.events
-        cfg = self.config
-        build_workspace(self.workspace, self.setup.prepared, self.setup.model_info.path)
+        console, events = self.ctx.console, self.ctx.events
+        cfg = self.ctx.config
+        build_workspace(self.ctx.workspace, self.ctx.setup.prepared, self.ctx.setup.model_info.path)
         history = self.ctx.code_history()
         clock = BudgetClock(cfg.budget.wall_seconds)
         token = secrets.token_urlsafe(32)
-        self.state_dir.mkdir(mode=0o755, exist_ok=self.state_dir != self.run_dir / "sandbox")
+        self.state_dir.mkdir(mode=0o755, exist_ok=self.state_dir != self.ctx.run_dir / "sandbox")
         self.state_dir.chmod(0o755)
-        if self.state_dir != self.run_dir / "sandbox":
+        if self.state_dir != self.ctx.run_dir / "sandbox":
             events.info("state_dir_short", path=str(self.state_dir), why="run dir path too long")
 
-        evaluate = self.scorer.submission
+        evaluate = self.ctx.scorer.submission
         if cfg.budget.evaluation_time == "excluded":
-            evaluate = clock.excluding(evaluate, limit=self.scorer.deadline_s)
-        grader = self.setup.grader
+            evaluate = clock.excluding(evaluate, limit=self.ctx.scorer.deadline_s)
+        grader = self.ctx.setup.grader
         service = self.ctx.grading_service(clock, baseline_score, evaluate, history.snapshot)
         self.service = service
         server = grader.serve(
@@ -130,19 +121,19 @@ class AgentPhase:
             if proxy is not None:
                 forwards.append(Forward("egress", proxy.port, self.state_dir / "egress.sock"))
             text = instructions(
-                task=self.parts.task.name,
-                metric=self.setup.prepared.metric,
+                task=self.ctx.parts.task.name,
+                metric=self.ctx.setup.prepared.metric,
                 budget_seconds=cfg.budget.wall_seconds,
-                has_kit=self.setup.prepared.kit_dir is not None,
+                has_kit=self.ctx.setup.prepared.kit_dir is not None,
                 grading=grader.instructions(
                     url=server.url,
                     max_submissions=cfg.budget.max_submissions,
                     protocol=cfg.scoring.protocol,
                 ),
                 protocol=cfg.scoring.protocol,
-                split_sizes=self.setup.split_sizes,
+                split_sizes=self.ctx.setup.split_sizes,
             )
-            (self.workspace / "instructions.md").write_text(text)
+            (self.ctx.workspace / "instructions.md").write_text(text)
             serving = Serving(
                 service, clock, history, server.url, token, text, gateway, proxy,
                 tuple(forwards),
@@ -150,7 +141,7 @@ class AgentPhase:
             info = self._supervise(serving)
             console.print("agent finished; waiting for queued evaluations")
             # every evaluation has a deadline; the drain is bounded by them all the same
-            bound = service.pending() * (self.scorer.deadline_s() + 60.0) + 120.0
+            bound = service.pending() * (self.ctx.scorer.deadline_s() + 60.0) + 120.0
             if not service.drain(bound):
                 pending = service.pending()
                 events.warning("drain_timeout", seconds=round(bound), pending=pending)
@@ -167,40 +158,40 @@ class AgentPhase:
                 events.info("egress_proxy_stopped", requests=proxy.requests, denied=proxy.denied)
             server.stop()
             service.close()
-            if self.state_dir != self.run_dir / "sandbox":
+            if self.state_dir != self.ctx.run_dir / "sandbox":
                 shutil.rmtree(self.state_dir, ignore_errors=True)
         history.snapshot("end of run")
         return service.selection(), info
 
     def _gpu_meter(self, clock: BudgetClock) -> Any:
         """The agent's GPU-hours, metered from the moment its clock starts (``limits.gpus``)."""
-        gpus, limit = self.config.limits.gpus, self.config.budget.max_gpu_hours
+        gpus, limit = self.ctx.config.limits.gpus, self.ctx.config.budget.max_gpu_hours
         if not gpus:
             return None
         from autorl_runner.gpus import GpuMeter
 
-        meter = GpuMeter(self.parts.gpu_probe, gpus, limit).start()
+        meter = GpuMeter(self.ctx.parts.gpu_probe, gpus, limit).start()
         clock.meters["gpu"] = meter.snapshot
-        self.events.info("gpu_meter_started", gpus=list(gpus), max_gpu_hours=limit)
+        self.ctx.events.info("gpu_meter_started", gpus=list(gpus), max_gpu_hours=limit)
         return meter
 
     def _start_egress(self) -> EgressProxy | None:
         """The agent's way out (a logging allowlist proxy), when the run's policy has one."""
-        if self.parts.egress is None:
+        if self.ctx.parts.egress is None:
             return None
-        egress = self.config.egress
-        proxy = self.parts.egress.start(
-            egress.allow, self.run_dir / "egress.jsonl", self.state_dir / "egress.sock"
+        egress = self.ctx.config.egress
+        proxy = self.ctx.parts.egress.start(
+            egress.allow, self.ctx.run_dir / "egress.jsonl", self.state_dir / "egress.sock"
         )
-        self.events.info("egress_proxy_started", allow=list(egress.allow), url=proxy.url)
+        self.ctx.events.info("egress_proxy_started", allow=list(egress.allow), url=proxy.url)
         return proxy
 
     def _start_gateway(self, token: str) -> ServedGateway | None:
         """The metering LLM gateway, when the run has a driver; the agent's token is its key."""
-        if self.parts.driver is None:
+        if self.ctx.parts.driver is None:
             return None
-        budget = self.config.budget
-        console, events = self.console, self.events
+        budget = self.ctx.config.budget
+        console, events = self.ctx.console, self.ctx.events
 
         def exhausted(reason: str, spend: dict[str, Any]) -> None:
             events.warning("driver_budget_exhausted", reason=reason, spend=spend)
@@ -221,10 +212,10 @@ class AgentPhase:
                     f"{fields['after_failed_calls']} failed call(s)[/]"
                 )
 
-        gateway = self.parts.llm_gateway.serve(
-            self.parts.driver,
+        gateway = self.ctx.parts.llm_gateway.serve(
+            self.ctx.parts.driver,
             token=token,
-            log_path=self.run_dir / "driver_calls.jsonl",
+            log_path=self.ctx.run_dir / "driver_calls.jsonl",
             max_tokens=budget.max_tokens,
             max_cost_usd=budget.max_cost_usd,
             on_exhausted=exhausted,
@@ -234,22 +225,22 @@ class AgentPhase:
         events.info(
             "gateway_started",
             url=gateway.url,
-            driver=self.config.driver,
+            driver=self.ctx.config.driver,
             max_tokens=budget.max_tokens,
             max_cost_usd=budget.max_cost_usd,
         )
-        console.print(f"LLM gateway for driver [bold]{self.config.driver}[/] on {gateway.url}")
+        console.print(f"LLM gateway for driver [bold]{self.ctx.config.driver}[/] on {gateway.url}")
         return gateway
 
     def _launch(
         self, url: str, token: str, text: str, gateway_url: str | None, proxy: Any = None
     ) -> AgentLaunch:
-        cfg = self.config
+        cfg = self.ctx.config
         ctx = AgentContext(
-            workspace=self.workspace,
-            home=self.run_dir / "home",
-            task=self.parts.task.name,
-            description=self.setup.prepared.description,
+            workspace=self.ctx.workspace,
+            home=self.ctx.run_dir / "home",
+            task=self.ctx.parts.task.name,
+            description=self.ctx.setup.prepared.description,
             instructions=text,
             grader_url=url,
             token=token,
@@ -258,22 +249,22 @@ class AgentPhase:
             seed=cfg.seed,
             driver=cfg.driver,
             gateway_url=gateway_url,
-            python=str(self.setup.runtime.python),
+            python=str(self.ctx.setup.runtime.python),
             options=cfg.agent_options,
         )
         ctx.home.mkdir(parents=True, exist_ok=True)
-        launch = self.parts.agent.launch(ctx)
+        launch = self.ctx.parts.agent.launch(ctx)
         env = {k: os.environ[k] for k in PASS_THROUGH_ENV if k in os.environ}
         env.update(
             {
-                "PATH": f"{self.setup.runtime.bin_dir}:{BASE_PATH}",
+                "PATH": f"{self.ctx.setup.runtime.bin_dir}:{BASE_PATH}",
                 "AUTORL_GRADER_URL": url,
                 "AUTORL_TOKEN": token,
-                "AUTORL_WORKSPACE": str(self.workspace),
-                "AUTORL_TASK": self.parts.task.name,
+                "AUTORL_WORKSPACE": str(self.ctx.workspace),
+                "AUTORL_TASK": self.ctx.parts.task.name,
                 "AUTORL_SEED": str(cfg.seed),
                 "AUTORL_BUDGET_SECONDS": str(cfg.budget.wall_seconds),
-                "PYTHONPATH": str(self.workspace / "kit"),
+                "PYTHONPATH": str(self.ctx.workspace / "kit"),
                 "HF_HUB_OFFLINE": "1",
             }
         )
@@ -290,19 +281,20 @@ class AgentPhase:
     ) -> SandboxRequest:
         """What the agent sees: its workspace and HOME, the runtime, the base model, and the
         paths its launch declares; nothing of the run's records."""
-        read_only = (*self.setup.runtime.read_only, self.setup.model_info.path, *launch.read_only)
-        inside = tuple(self.workspace / d for d in ("data", "kit"))
+        setup = self.ctx.setup
+        read_only = (*setup.runtime.read_only, setup.model_info.path, *launch.read_only)
+        inside = tuple(self.ctx.workspace / d for d in ("data", "kit"))
         return SandboxRequest(
             launch=launch,
-            workspace=self.workspace,
-            home=self.run_dir / "home",
-            log_path=self.run_dir / "agent.log",
+            workspace=self.ctx.workspace,
+            home=self.ctx.run_dir / "home",
+            log_path=self.ctx.run_dir / "agent.log",
             state_dir=self.state_dir,
             read_only=tuple(dict.fromkeys(Path(p) for p in read_only)),
             read_only_inside=inside,
             forwards=forwards,
-            limits=self.parts.limits,
-            run_id=self.run_id,
+            limits=self.ctx.parts.limits,
+            run_id=self.ctx.run_id,
         )
 
     def _supervise(self, s: Serving) -> dict[str, Any]:
@@ -313,7 +305,7 @@ class AgentPhase:
             s.gateway,
             s.proxy,
         )
-        cfg, console, events = self.config, self.console, self.events
+        cfg, console, events = self.ctx.config, self.ctx.console, self.ctx.events
         launch = self._launch(s.url, s.token, s.text, gateway.url if gateway else None, proxy)
         events.info(
             "agent_launch",
@@ -322,7 +314,7 @@ class AgentPhase:
             sandbox=cfg.sandbox,
             read_only=[str(p) for p in launch.read_only],
         )
-        if not getattr(self.parts.sandbox, "isolated", False):
+        if not getattr(self.ctx.parts.sandbox, "isolated", False):
             events.warning("unsandboxed", sandbox=cfg.sandbox)
             console.print(
                 f"[bold red]sandbox {cfg.sandbox!r} is not a boundary: the agent can read and "
@@ -331,14 +323,14 @@ class AgentPhase:
             )
         clock.start()
         meter = self._gpu_meter(clock)
-        proc = self.parts.sandbox.start(self._sandbox_request(launch, s.forwards))
+        proc = self.ctx.parts.sandbox.start(self._sandbox_request(launch, s.forwards))
         console.print(
             f"agent [bold]{cfg.agent}[/] started in sandbox [bold]{cfg.sandbox}[/] "
             f"(pid {proc.pid}); budget {cfg.budget.wall_seconds:.0f} s, "
             f"{cfg.budget.max_submissions} submissions"
         )
         console.agent_started(cfg.budget.wall_seconds)
-        disk = DiskWatch(agent_roots(self.run_dir), self.config.limits.workspace_gb).start()
+        disk = DiskWatch(agent_roots(self.ctx.run_dir), self.ctx.config.limits.workspace_gb).start()
         next_snapshot = time.monotonic() + cfg.snapshot_seconds
         next_beat = 0.0
         exit_code: int | None = None
@@ -346,7 +338,7 @@ class AgentPhase:
         try:
             while True:
                 exit_code = proc.wait(0.5)
-                console.agent_tick(clock.elapsed(), self.run_dir / "agent.log")
+                console.agent_tick(clock.elapsed(), self.ctx.run_dir / "agent.log")
                 if exit_code is not None:
                     end_reason = "agent_exit"
                     break

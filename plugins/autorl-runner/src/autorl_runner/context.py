@@ -5,7 +5,7 @@ wiring of the grading service both use."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +31,20 @@ class RunContext:
     run_dir: Path
     events: EventLog
     console: RunConsole
-    scorer: Scorer | None = None
+    scorer: Scorer = field(init=False)
+    """The baseline's and the submissions' evaluations, under the run's deadlines."""
 
     def __post_init__(self) -> None:
-        if self.scorer is None:
-            grader = self.config.grader
-            self.scorer = Scorer(
-                self.setup,
-                self.parts.task,
-                self.config.seed,
-                self.run_dir,
-                self.console,
-                timeout_factor=grader.eval_timeout_factor,
-                timeout_margin_s=grader.eval_timeout_margin_s,
-            )
+        grader = self.config.grader
+        self.scorer = Scorer(
+            self.setup,
+            self.parts.task,
+            self.config.seed,
+            self.run_dir,
+            self.console,
+            timeout_factor=grader.eval_timeout_factor,
+            timeout_margin_s=grader.eval_timeout_margin_s,
+        )
 
     @property
     def workspace(self) -> Path:
@@ -71,7 +71,6 @@ class RunContext:
     ) -> Any:
         """The grading plugin's service over this run's submissions log and storage."""
         cfg = self.config
-        assert self.scorer is not None
         extra = {"snapshot": snapshot} if snapshot is not None else {}
         return self.setup.grader.service(
             base_model=self.setup.model_info.path,

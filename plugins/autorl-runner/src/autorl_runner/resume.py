@@ -101,7 +101,6 @@ def _finish_agentless(
             console,
         )  # fmt: skip
         scorer = ctx.scorer
-        assert scorer is not None
         baseline = _read(run_dir / "baseline.json") or scorer.baseline()
         service, resumed = _grade_pending(ctx, baseline["score"])
         run_info.update(status="completed", resumed={"at": utc_now(), "evaluated": resumed})

@@ -207,7 +207,6 @@ class Run:
                 console,
             )  # fmt: skip
             scorer = ctx.scorer
-            assert scorer is not None
             baseline = scorer.baseline()
             cached = " (cached)" if baseline.get("cached") else ""
             console.print(
