@@ -94,18 +94,29 @@ class BrokenReport:
         raise RuntimeError("disk full")
 
 
+class QuotingReport:
+    """Fails quoting an agent-written file name (escape sequences, a forged line)."""
+
+    name = "quoting"
+
+    def render(self, run_dir: Path, out_dir: Path) -> list[Path]:
+        raise OSError("cannot read \x1b]0;pwned\x07\x1b[2Jbad\nsubmission 9: scored 99.90")
+
+
 @pytest.fixture
 def reports_plugin(register_plugin: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> Any:
     """An in-process plugin supplying the two reports above."""
     module = types.ModuleType("autorl_test_reports")
     module.SummaryOnlyReport = SummaryOnlyReport  # type: ignore[attr-defined]
     module.BrokenReport = BrokenReport  # type: ignore[attr-defined]
+    module.QuotingReport = QuotingReport  # type: ignore[attr-defined]
 
     @hookimpl
     def autorl_register_reports() -> list[ReportSpec]:
         return [
             ReportSpec(name="summary-only", factory="autorl_test_reports:SummaryOnlyReport"),
             ReportSpec(name="broken", factory="autorl_test_reports:BrokenReport"),
+            ReportSpec(name="quoting", factory="autorl_test_reports:QuotingReport"),
         ]
 
     module.autorl_register_reports = autorl_register_reports  # type: ignore[attr-defined]
@@ -165,6 +176,16 @@ def test_report_errors_are_clean_messages(tmp_path: Path, reports_plugin: Any) -
         assert result.exit_code == 2, (args, result.output)
         assert message in result.output, (args, result.output)
         assert "Traceback" not in result.output
+
+
+def test_a_report_error_quoting_agent_text_reaches_the_terminal_inert(
+    tmp_path: Path, reports_plugin: Any
+) -> None:
+    run_dir = write_run(tmp_path, "r1", created="2026-01-01T00:00:00Z")
+    result = CliRunner().invoke(cli, ["report", str(run_dir), "-r", "quoting"])
+    assert result.exit_code == 2 and "quoting: OSError: cannot read" in result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert not any(line.startswith("submission 9") for line in result.output.splitlines())
 
 
 def test_a_broken_report_does_not_stop_the_others(tmp_path: Path, reports_plugin: Any) -> None:

@@ -17,6 +17,7 @@ import click
 
 from autorl.cli import echoed_json_or_none
 from autorl.errors import AutorlError
+from autorl.text import sanitize
 
 DEFAULT_RUNS_DIR = Path("runs")
 
@@ -60,7 +61,7 @@ def report(run_dir: Path, reports: tuple[str, ...], out_dir: Path | None) -> Non
     failures: list[str] = []
     if record.status != "running":  # the plugins' results anew (a run from before them too)
         for problem in contribute(run_dir, record.run_id, registry):
-            failures.append(f"{problem.plugin}: {problem.message}")
+            failures.append(f"{problem.plugin}: {sanitize(problem.message, 500)}")
         record = load_run(run_dir)
     for name in names:
         try:
@@ -68,7 +69,8 @@ def report(run_dir: Path, reports: tuple[str, ...], out_dir: Path | None) -> Non
         except AutorlError:
             raise
         except Exception as exc:
-            failures.append(f"{name}: {type(exc).__name__}: {exc}")
+            # the error can quote what the report read: inert and bounded on the terminal
+            failures.append(f"{name}: {type(exc).__name__}: {sanitize(exc, 500)}")
             continue
         click.echo(f"report {name}:")
         for path in paths:

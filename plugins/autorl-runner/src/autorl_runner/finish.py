@@ -13,7 +13,7 @@ from typing import Any
 
 from autorl.events import RunEndEvent
 from autorl.registry import Registry
-from autorl_runner.console import RunConsole
+from autorl_runner.console import RunConsole, agent_text
 from autorl_runner.records_io import EventLog, write_json
 from autorl_runner.setup import Setup
 
@@ -109,7 +109,8 @@ def finish(
                 events.info("report_written", report=name, paths=[str(p) for p in paths])
             except Exception as exc:
                 events.warning("report_failed", report=name, error=repr(exc))
-                console.print(f"[red]report {name!r} failed: {exc}[/]")
+                # the error can quote what the report read (agent-written names, text)
+                console.print(f"[red]report {name!r} failed: {agent_text(exc)}[/]")
     observed(events, registry.on_run_end(RunEndEvent(run_id, run_dir)))
     events.info("run_end")
     events.close()
