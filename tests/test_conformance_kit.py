@@ -6,8 +6,6 @@ produce failing tests, not silently pass.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from autorl_testing import (
     TaskConformance,
     heavy_modules_imported_by,
 )
+from autorl_testing.helpers import run_pytest, task_plugin_source
 
 
 class TestFixtureTask(TaskConformance):
@@ -43,31 +42,17 @@ def test_heavy_import_probe_sees_heavy_imports() -> None:
     assert heavy_modules_imported_by("autorl.builtins") == []
 
 
-LEAKY_TASK = """
-import json
-from autorl import hookimpl
-from autorl.specs import TaskSpec
-from autorl.types import PreparedTask
-
-
-@hookimpl
-def autorl_register_tasks():
-    return [TaskSpec(name="leaky", factory="leaky_plugin:LeakyTask", description="leaks")]
-
-
-class LeakyTask:
-    name = "leaky"
-    version = "1"
-
-    def prepare(self, ctx):
-        ctx.cache_dir.mkdir(parents=True, exist_ok=True)
-        rows = [{"q": str(i)} for i in range(5)]
-        train, eval_path = ctx.cache_dir / "train.jsonl", ctx.cache_dir / "eval.jsonl"
-        train.write_text("".join(json.dumps(r) + "\\n" for r in rows))
-        eval_path.write_text(json.dumps(rows[2]) + "\\n")
-        return PreparedTask(train_files=(train,), eval_path=eval_path, description="d",
-                            evaluator="exact")
-"""
+LEAKY_TASK = task_plugin_source(
+    "leaky",
+    "leaky_plugin",
+    r"""
+    ctx.cache_dir.mkdir(parents=True, exist_ok=True)
+    rows = [{"q": str(i)} for i in range(5)]
+    train, eval_path = ctx.cache_dir / "train.jsonl", ctx.cache_dir / "eval.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    eval_path.write_text(json.dumps(rows[2]) + "\n")
+    """,
+)
 
 LEAKY_TEST = """
 from autorl_testing import TaskConformance
@@ -81,14 +66,8 @@ class TestLeaky(TaskConformance):
 def test_kit_fails_a_task_whose_train_split_holds_an_eval_example(tmp_path: Path) -> None:
     (tmp_path / "leaky_plugin.py").write_text(textwrap.dedent(LEAKY_TASK))
     (tmp_path / "test_leaky.py").write_text(textwrap.dedent(LEAKY_TEST))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_leaky.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
-    )
+    env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = run_pytest("test_leaky.py", tmp_path, env, timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     # the leak, and (a second finding) no 'answer' contract for the exact evaluator it names
     assert "2 failed" in proc.stdout, proc.stdout

@@ -3,48 +3,29 @@ prepared before (issue 30, attack 10), and passes one that writes where the harn
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 from autorl_testing import TaskConformance
+from autorl_testing.helpers import task_plugin_source
 
-TASKS = """
-import json
-import random
-from autorl import hookimpl
-from autorl.specs import TaskSpec
-from autorl.types import PreparedTask
-
-
-@hookimpl
-def autorl_register_tasks():
-    return [TaskSpec(name="{name}", factory="{module}:Task", description="d")]
-
-
-class Task:
-    name = "{name}"
-    version = "1"
-
-    def prepare(self, ctx):
-        out = {where}
-        out.mkdir(parents=True, exist_ok=True)
-        rows = [{{"q": str(i), "a": str(i)}} for i in range(10)]
-        random.Random(ctx.seed).shuffle(rows)
-        size = int(ctx.options.get("eval_size", 3))
-        train, eval_path = out / "train.jsonl", out / "eval.jsonl"
-        train.write_text("".join(json.dumps(r) + "\\n" for r in rows[size:]))
-        eval_path.write_text("".join(json.dumps(r) + "\\n" for r in rows[:size]))
-        return PreparedTask(train_files=(train,), eval_path=eval_path, description="d",
-                            evaluator="exact")
+PREPARE = r"""
+out = {where}
+out.mkdir(parents=True, exist_ok=True)
+rows = [{{"q": str(i), "a": str(i)}} for i in range(10)]
+random.Random(ctx.seed).shuffle(rows)
+size = int(ctx.options.get("eval_size", 3))
+train, eval_path = out / "train.jsonl", out / "eval.jsonl"
+train.write_text("".join(json.dumps(r) + "\n" for r in rows[size:]))
+eval_path.write_text("".join(json.dumps(r) + "\n" for r in rows[:size]))
 """
 
 
 def _checker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> TaskConformance:
     module = f"keying_{abs(hash(where))}"
     name = module.replace("_", "-")
-    source = TASKS.format(name=name, module=module, where=where)
-    (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+    source = task_plugin_source(name, module, PREPARE.format(where=where))
+    (tmp_path / f"{module}.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
 
     class Check(TaskConformance):

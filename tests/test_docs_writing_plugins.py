@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from autorl_testing.helpers import run_pytest
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "writing-plugins.md"
 AUTORL = str(Path(sys.executable).parent / "autorl")
@@ -85,14 +86,7 @@ def test_the_guide_conformance_test_passes_from_source(
 ) -> None:
     project = example["root"] / name
     env = example["env"](PYTHONPATH=str(project / "src"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**env, "PYTEST_ADDOPTS": ""},
-    )
+    proc = run_pytest("tests", project, {**env, "PYTEST_ADDOPTS": ""}, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     passed = re.search(r"(\d+) passed", proc.stdout)
     assert passed and int(passed.group(1)) >= at_least, proc.stdout[-2000:]

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autorl_sandbox_common.reaping import kill_until_gone
+
 RUNNER = Path(__file__).with_name("runner.py")
 UID_BASE = 61000
 """Sandbox uids are ``UID_BASE + slot``: unused by any account, one per parallel worker."""
@@ -127,23 +129,11 @@ def kill_leftovers(pgid: int, uid: int | None) -> int:
         return 0
     import psutil
 
-    killed = 0
-    for _ in range(20):  # a forking straggler may spawn while we kill: repeat until none is left
-        found = [
-            p
-            for p in psutil.process_iter(["uids"])
-            if p.info["uids"] and p.info["uids"].real == uid
-        ]
-        if not found:
-            break
-        for proc in found:
-            try:
-                proc.kill()
-                killed += 1
-            except psutil.Error:
-                pass
-        psutil.wait_procs(found, timeout=0.5)
-    return killed
+    def stragglers() -> list[psutil.Process]:
+        uids = psutil.process_iter(["uids"])
+        return [p for p in uids if p.info["uids"] and p.info["uids"].real == uid]
+
+    return kill_until_gone(stragglers, lambda found: psutil.wait_procs(found, timeout=0.5))
 
 
 def _verdict(result_file: Path, nonce: str) -> tuple[dict[str, bool], str | None, str]:

@@ -11,11 +11,11 @@ from autorl_data.cache import (
     build_once,
     files_digest,
     params_digest,
-    read_meta,
     write_split,
 )
 from autorl_evaluator_judge.options import SCRIPTED_JUDGE, judge_driver_name
 from autorl_task_common.kits import module_kit
+from autorl_task_common.splits import split_task
 from pydantic import Field, field_validator
 
 from autorl.options import OptionsModel, PositiveInt
@@ -126,7 +126,6 @@ class AlpacaEvalTask:
             glm_dir = files["glm_dir"]
         if settings.train_size or settings.eval_size:
             split_name += f"-subset-{settings.train_size or 'all'}-{settings.eval_size or 'all'}"
-        meta = read_meta(split_dir)
         config = {
             **EVALUATOR_CONFIG,
             **({} if settings.data_path is None else {"max_new_tokens": REFERENCE_MAX_NEW_TOKENS}),
@@ -136,20 +135,14 @@ class AlpacaEvalTask:
             "cache_dir": str(cache / "judge-cache"),
             "scripts_dir": str(JUDGE_DIR),
         }
-        return PreparedTask(
-            train_files=(split_dir / "train.jsonl",),
-            eval_path=split_dir / "eval.jsonl",
-            description=describe(
-                split=split_name,
-                n_train=meta["n_train"],
-                n_eval=meta["n_eval"],
-                evaluator_config=config,
-            ),
+        return split_task(
+            split_dir,
+            split_name,
+            describe,
+            config,
             evaluator="judge",
-            evaluator_config=config,
             contract=CONTRACT,
             kit_dir=self._kit(cache),
-            split=split_name,
             metric="length-controlled win rate",
         )
 

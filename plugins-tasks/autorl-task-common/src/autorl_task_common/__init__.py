@@ -2,8 +2,8 @@
 
 A task's grader imports these modules from the installed package; its workspace kit gets a copy
 of :data:`KIT_MODULES` (``kit/autorl_task_common/``), since the kit runs where no autorl package
-is. ``kits`` (building a kit) and ``interactive`` (the L3 tasks' ``prepare`` skeleton) import
-autorl and are never copied.
+is. ``kits`` (building a kit), ``interactive`` (the L3 tasks' ``prepare`` skeleton) and
+``splits`` (a built split as the ``PreparedTask``) import autorl and are never copied.
 """
 
 from __future__ import annotations

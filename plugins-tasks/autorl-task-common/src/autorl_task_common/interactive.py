@@ -18,9 +18,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
-from autorl_data.cache import build_once, params_digest, read_meta
+from autorl_data.cache import build_once, params_digest
 
 from autorl.types import PreparedTask, TaskContext
+from autorl_task_common.splits import split_task
 
 
 class InteractiveSettings(Protocol):
@@ -102,24 +103,17 @@ class InteractiveTask:
             split_dir, split = self._offline(cache, settings), self.offline_split
         else:
             split_dir, split = self._reference(cache, settings), self.reference_split
-        meta = read_meta(split_dir)
         config = self.evaluator_config(settings, split, split_dir)
-        return PreparedTask(
-            train_files=(split_dir / "train.jsonl",),
-            eval_path=split_dir / "eval.jsonl",
-            description=type(self).describe(
-                split=split,
-                n_train=meta["n_train"],
-                n_eval=meta["n_eval"],
-                evaluator_config=config,
-                prompt=settings.prompt,
-            ),
+        return split_task(
+            split_dir,
+            split,
+            type(self).describe,
+            config,
+            {"prompt": settings.prompt},
             evaluator="rollout",
-            evaluator_config=config,
             contract=self.contracts[settings.prompt],
             kit_dir=self._kit(cache, split_dir, settings, config),
             kit_requires=self.kit_requires,
-            split=split,
             metric=self.metric,
         )
 

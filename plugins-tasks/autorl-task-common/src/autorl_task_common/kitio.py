@@ -64,3 +64,10 @@ def kit_config(module_file: str | os.PathLike[str]) -> dict[str, Any] | None:
     if not config.is_file():
         return None
     return json.loads(config.read_text(encoding="utf-8"))
+
+
+def serve_protocol(namespace: dict[str, Any], protocol: Any, names: tuple[str, ...]) -> None:
+    """Rebind a kit module's ``names`` (``namespace`` is its ``globals()``) to ``protocol``'s
+    members: a workspace copy whose ``config.json`` chose a protocol then trains with exactly
+    the functions the grader uses for it."""
+    namespace.update({name: getattr(protocol, name) for name in names})

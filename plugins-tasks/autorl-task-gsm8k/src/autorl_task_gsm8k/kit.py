@@ -207,11 +207,17 @@ def _workspace_protocol() -> Protocol | None:
 ACTIVE = _workspace_protocol()
 """This copy's protocol when a run configured it (the reference's, on real GSM8K)."""
 if ACTIVE is not None and (ACTIVE.name != "autorl" or ACTIVE.few_shot):
-    build_messages = ACTIVE.build_messages
-    extract_answer = ACTIVE.extract_answer
-    has_final_answer_line = ACTIVE.has_final_answer_line
-    is_correct = ACTIVE.is_correct
-    reward = ACTIVE.reward
-    trl_reward = ACTIVE.trl_reward
+    kitio.serve_protocol(
+        globals(),
+        ACTIVE,
+        (
+            "build_messages",
+            "extract_answer",
+            "has_final_answer_line",
+            "is_correct",
+            "reward",
+            "trl_reward",
+        ),
+    )
     if ACTIVE.name == "reference":
         PROMPT_TEMPLATE = REFERENCE_TEMPLATE

@@ -15,6 +15,7 @@ from autorl_data.cache import (
     write_split,
 )
 from autorl_task_common.kits import module_kit
+from autorl_task_common.splits import split_task
 from pydantic import Field, StrictInt, model_validator
 
 from autorl.options import OptionsModel, PositiveInt
@@ -132,21 +133,15 @@ class GSM8KTask:
             config |= REFERENCE_EVALUATOR_CONFIG | {"few_shot": meta["few_shot"]}
             contract = REFERENCE_CONTRACT
             kit_config = {"protocol": "reference", "few_shot": meta["few_shot"]}
-        return PreparedTask(
-            train_files=(split_dir / "train.jsonl",),
-            eval_path=split_dir / "eval.jsonl",
-            description=describe(
-                split=split_name,
-                n_train=meta["n_train"],
-                n_eval=meta["n_eval"],
-                evaluator_config=config,
-                few_shot_source=meta.get("few_shot_source"),
-            ),
+        return split_task(
+            split_dir,
+            split_name,
+            describe,
+            config,
+            {"few_shot_source": meta.get("few_shot_source")},
             evaluator="exact",
-            evaluator_config=config,
             contract=contract,
             kit_dir=self._kit(cache, kit_config),
-            split=split_name,
             metric="accuracy",
         )
 

@@ -288,12 +288,18 @@ def _workspace_protocol() -> Protocol | None:
 ACTIVE = _workspace_protocol()
 """This copy's protocol when a run configured it (the reference's with ``prompt = "reference"``)."""
 if ACTIVE is not None and ACTIVE.name == "reference":
-    STOP_SEQUENCES = ACTIVE.STOP_SEQUENCES
-    build_prompt = ACTIVE.build_prompt
-    extract_code = ACTIVE.extract_code
-    truncate = ACTIVE.truncate
-    answer_text = ACTIVE.answer_text
-    prompt_ids = ACTIVE.prompt_ids
-    check_program = ACTIVE.check_program
-    reward = ACTIVE.reward
-    trl_reward = ACTIVE.trl_reward
+    kitio.serve_protocol(
+        globals(),
+        ACTIVE,
+        (
+            "STOP_SEQUENCES",
+            "build_prompt",
+            "extract_code",
+            "truncate",
+            "answer_text",
+            "prompt_ids",
+            "check_program",
+            "reward",
+            "trl_reward",
+        ),
+    )

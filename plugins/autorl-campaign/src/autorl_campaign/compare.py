@@ -7,16 +7,25 @@ so ``autorl --help`` and ``autorl compare --help`` stay fast.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from autorl.errors import AutorlError
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     """``--group-by agent --group-by driver`` and ``--group-by agent,driver`` alike."""
     return tuple(p.strip() for v in values for p in v.split(",") if p.strip())
+
+
+def _statistic(flag: str, kind: Any, default: float, text: str) -> Callable[[F], F]:
+    """A number the statistics are computed with, its default shown in ``--help``."""
+    return click.option(flag, type=kind, default=default, show_default=True, help=text)
 
 
 @click.command()
@@ -57,45 +66,30 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     "completed cells mix protocols is refused (a sealed test score and the best of several "
     "held-out scores are not comparable).",
 )
-@click.option(
-    "--confidence",
-    type=click.FloatRange(0.5, 0.999),
-    default=0.95,
-    show_default=True,
-    help="Confidence level of the bootstrap CIs.",
+@_statistic(
+    "--confidence", click.FloatRange(0.5, 0.999), 0.95, "Confidence level of the bootstrap CIs."
 )
-@click.option(
+@_statistic(
     "--resamples",
-    type=click.IntRange(min=99),
-    default=9999,
-    show_default=True,
-    help="Bootstrap resamples and permutation-test permutations (exact up to 2^n <= this).",
+    click.IntRange(min=99),
+    9999,
+    "Bootstrap resamples and permutation-test permutations (exact up to 2^n <= this).",
 )
-@click.option(
-    "--seed",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Seed of the resampling: the same store and seed give the same numbers.",
+@_statistic(
+    "--seed", int, 0, "Seed of the resampling: the same store and seed give the same numbers."
 )
-@click.option(
+@_statistic(
     "--grid-points",
-    type=click.IntRange(min=2),
-    default=50,
-    show_default=True,
-    help="Points of the common grid the scaling curves are evaluated on.",
+    click.IntRange(min=2),
+    50,
+    "Points of the common grid the scaling curves are evaluated on.",
 )
 def compare(
     campaign_dir: Path,
     group_by: tuple[str, ...],
-    baseline_group: str | None,
     out_dir: Path | None,
-    comparable_only: bool,
-    protocol: str | None,
-    confidence: float,
     resamples: int,
-    seed: int,
-    grid_points: int,
+    **settings: Any,
 ) -> None:
     """Statistics of a campaign: CIs, pass@k, noise floors, paired tests, scaling curves.
 
@@ -112,16 +106,8 @@ def compare(
     from autorl_campaign.views import export, plots, terminal
     from autorl_campaign.views.html import render_page
 
-    options = Options(
-        group_by=_split(group_by),
-        baseline_group=baseline_group,
-        comparable_only=comparable_only,
-        protocol=protocol,
-        confidence=confidence,
-        n_resamples=resamples,
-        seed=seed,
-        grid_points=grid_points,
-    )
+    # the other options are Options' fields by the same names
+    options = Options(group_by=_split(group_by), n_resamples=resamples, **settings)
     try:
         store = open_store(campaign_dir, must_exist=True, read_only=True)
         try:

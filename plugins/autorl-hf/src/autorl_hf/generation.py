@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from autorl_hf.loading import retune_threads
 
@@ -43,6 +43,65 @@ class Completion:
     """Generated tokens, EOS included, padding excluded (what throughput counts)."""
     finish: str
     """``eos``, ``stop`` (a stop string) or ``length`` (``max_new_tokens`` reached)."""
+
+
+class GenerateOptions(TypedDict, total=False):
+    """What a generation call takes besides the prompts and ``max_new_tokens``; the defaults
+    are :func:`generate_completions`'s (the engines take the same, without ``batch_size``)."""
+
+    batch_size: int
+    temperature: float
+    stop: Sequence[str]
+    seed: int
+    progress: ProgressFn | None
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """What decides a completion besides its prompt."""
+
+    max_new_tokens: int
+    temperature: float = 0.0
+    stop: Sequence[str] = ()
+    seed: int = 0
+
+
+def check_request(encoded: list[list[int]], max_new_tokens: int, temperature: float) -> None:
+    """Refuse, in the same words on every backend, what none can serve."""
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0 (0 is greedy), got {temperature}")
+    empty = [i for i, ids in enumerate(encoded) if not ids]
+    if empty:
+        raise ValueError(f"prompt {empty[0]} is empty after tokenization: nothing to continue")
+
+
+class TokenEngine:
+    """A backend that serves a model directory from token ids (vLLM on a GPU, the vLLM CPU
+    engine): the prompts are rendered and tokenized here, as for transformers, so every backend
+    sees the same inputs. A subclass sets ``tokenizer`` and implements :meth:`_complete`."""
+
+    tokenizer: Any
+
+    def completions(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        max_new_tokens: int,
+        temperature: float = 0.0,
+        stop: Sequence[str] = (),
+        seed: int = 0,
+        progress: ProgressFn | None = None,
+    ) -> list[Completion]:
+        """One completion per prompt, in input order (the engine batches as it likes)."""
+        encoded = [encode(self.tokenizer, p) for p in prompts]
+        return self._complete(encoded, Sampling(max_new_tokens, temperature, stop, seed), progress)
+
+    def _complete(
+        self, encoded: list[list[int]], sampling: Sampling, progress: ProgressFn | None
+    ) -> list[Completion]:
+        raise NotImplementedError
 
 
 def render(tokenizer: Any, prompt: Prompt) -> str:
@@ -162,15 +221,9 @@ def generate_completions(
     """:func:`generate` with token counts and finish reasons (what benchmarks need)."""
     import torch
 
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0 (0 is greedy), got {temperature}")
     batch_size = max(1, int(batch_size))
     encoded = [encode(tokenizer, p) for p in prompts]
-    empty = [i for i, ids in enumerate(encoded) if not ids]
-    if empty:
-        raise ValueError(f"prompt {empty[0]} is empty after tokenization: nothing to continue")
+    check_request(encoded, max_new_tokens, temperature)
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]), reverse=True)
     results: list[Completion | None] = [None] * len(encoded)
     device = next(model.parameters()).device
@@ -217,11 +270,7 @@ def generate(
     prompts: Sequence[Prompt],
     *,
     max_new_tokens: int,
-    batch_size: int = 32,
-    temperature: float = 0.0,
-    stop: Sequence[str] = (),
-    seed: int = 0,
-    progress: ProgressFn | None = None,
+    **options: Unpack[GenerateOptions],
 ) -> list[str]:
     """One completion per prompt, in input order; greedy when ``temperature`` is 0.
 
@@ -229,17 +278,10 @@ def generate(
     directory (then ``tokenizer`` may be None): a directory is served by vLLM when it is
     installed and a CUDA GPU is present, else loaded with transformers.
     """
-    options: dict[str, Any] = {
-        "max_new_tokens": max_new_tokens,
-        "batch_size": batch_size,
-        "temperature": temperature,
-        "stop": stop,
-        "seed": seed,
-        "progress": progress,
-    }
     if isinstance(model, str | Path):
-        return Generator(model).generate(prompts, **options)
-    return [c.text for c in generate_completions(model, tokenizer, prompts, **options)]
+        return Generator(model).generate(prompts, max_new_tokens=max_new_tokens, **options)
+    done = generate_completions(model, tokenizer, prompts, max_new_tokens=max_new_tokens, **options)
+    return [c.text for c in done]
 
 
 def generate_one_by_one(

@@ -8,11 +8,10 @@ machine; :func:`vllm_available` says whether it can run here.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from autorl_hf.generation import Completion, Prompt, cut_at_stop, encode
+from autorl_hf.generation import Completion, ProgressFn, Sampling, TokenEngine, cut_at_stop
 
 
 def vllm_available() -> bool:
@@ -24,7 +23,7 @@ def vllm_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-class VLLMEngine:
+class VLLMEngine(TokenEngine):
     """One ``vllm.LLM`` over a model directory, reused for every call."""
 
     def __init__(self, path: Path, *, gpu_memory_utilization: float = 0.5, seed: int = 0) -> None:
@@ -40,25 +39,19 @@ class VLLMEngine:
         )
         self.tokenizer = self.llm.get_tokenizer()
 
-    def completions(
-        self,
-        prompts: Sequence[Prompt],
-        *,
-        max_new_tokens: int,
-        temperature: float = 0.0,
-        stop: Sequence[str] = (),
-        seed: int = 0,
-        progress: Callable[[int, int], None] | None = None,
+    def _complete(
+        self, encoded: list[list[int]], sampling: Sampling, progress: ProgressFn | None
     ) -> list[Completion]:
         from vllm import SamplingParams
 
+        stop = sampling.stop
         params = SamplingParams(
-            max_tokens=max_new_tokens,
-            temperature=temperature,
+            max_tokens=sampling.max_new_tokens,
+            temperature=sampling.temperature,
             stop=[s for s in stop if s] or None,
-            seed=seed,
+            seed=sampling.seed,
         )
-        inputs: list[Any] = [{"prompt_token_ids": encode(self.tokenizer, p)} for p in prompts]
+        inputs: list[Any] = [{"prompt_token_ids": ids} for ids in encoded]
         results = self.llm.generate(inputs, params, use_tqdm=False)
         out = []
         for result in results:

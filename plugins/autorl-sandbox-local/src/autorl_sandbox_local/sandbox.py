@@ -20,6 +20,7 @@ from typing import Any
 
 import psutil
 from autorl_sandbox_common.logpipe import LogPipe
+from autorl_sandbox_common.reaping import kill_until_gone
 
 from autorl.types import AgentLaunch, SandboxRequest
 
@@ -80,25 +81,17 @@ class LocalProcess:
 
     def kill_marked(self) -> int:
         """Last resort: kill any process still carrying this sandbox's mark in its environment."""
-        killed = 0
-        for _ in range(20):
-            found = []
-            for proc in psutil.process_iter(["pid"]):
-                try:
-                    if proc.pid != os.getpid() and proc.environ().get(SANDBOX_MARK) == self.mark:
-                        found.append(proc)
-                except psutil.Error:
-                    continue
-            if not found:
-                break
-            for proc in found:
-                try:
-                    proc.kill()
-                    killed += 1
-                except psutil.Error:
-                    pass
-            time.sleep(0.05)
-        return killed
+        return kill_until_gone(self._marked, lambda _: time.sleep(0.05))
+
+    def _marked(self) -> list[psutil.Process]:
+        found = []
+        for proc in psutil.process_iter(["pid"]):
+            try:
+                if proc.pid != os.getpid() and proc.environ().get(SANDBOX_MARK) == self.mark:
+                    found.append(proc)
+            except psutil.Error:
+                continue
+        return found
 
     def alive_processes(self) -> list[int]:
         """PIDs of processes still marked as this sandbox's (used by tests and the supervisor)."""

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,53 @@ def heavy_modules_imported_by(module: str, heavy: tuple[str, ...] = HEAVY_MODULE
             f"importing {module!r} in a fresh interpreter failed:\n{proc.stderr.strip()}"
         )
     return list(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def run_pytest(
+    target: str, cwd: Path, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``pytest -q target`` in a fresh interpreter in ``cwd`` with exactly ``env`` (no cache
+    written): how a test checks that a whole suite passes or fails."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", target],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+_TASK_PLUGIN = """
+import json
+import random
+from autorl import hookimpl
+from autorl.specs import TaskSpec
+from autorl.types import PreparedTask
+
+
+@hookimpl
+def autorl_register_tasks():
+    return [TaskSpec(name={name!r}, factory={factory!r}, description="d")]
+
+
+class Task:
+    name = {name!r}
+    version = "1"
+
+    def prepare(self, ctx):
+{body}
+        return PreparedTask(train_files=(train,), eval_path=eval_path, description="d",
+                            evaluator="exact")
+"""
+
+
+def task_plugin_source(name: str, module: str, prepare: str) -> str:
+    """A one-file task plugin ``module`` registering the task ``name``, for tests of the
+    conformance kit: ``prepare`` is the body of its ``prepare(self, ctx)`` up to the split it
+    returns (it must bind ``train`` and ``eval_path``; ``json`` and ``random`` are imported)."""
+    body = textwrap.indent(textwrap.dedent(prepare).strip("\n"), " " * 8)
+    return _TASK_PLUGIN.format(name=name, factory=f"{module}:Task", body=body)
 
 
 def load_module(module: ModuleType | str) -> ModuleType:

@@ -67,28 +67,21 @@ def print_comparison(
             display.pass_at_k_rows(comparison, display.PASS_AT_K_COLUMNS),
         )
     )
-    paired = display.paired_rows(comparison)
-    if paired.empty:
-        console.print("paired comparisons: no two groups share pairs (same task, model, seed)")
-    else:
-        console.print(
-            _table(
-                "Paired comparisons (same task, model, seed, replicate)",
-                paired,
-                "p: two-sided sign-flip permutation test; q: Benjamini-Hochberg over this table",
-            )
-        )
-    drivers = display.driver_rows(comparison)
-    if drivers.empty:
-        console.print("driver effect: no scaffold was run with several drivers")
-    else:
-        console.print(
-            _table(
-                "Driver effect within one scaffold",
-                drivers,
-                "vs best / vs worst: paired mean difference of improvements, permutation p",
-            )
-        )
+    for rows, empty, title, caption in (
+        (
+            display.paired_rows(comparison),
+            "paired comparisons: no two groups share pairs (same task, model, seed)",
+            "Paired comparisons (same task, model, seed, replicate)",
+            "p: two-sided sign-flip permutation test; q: Benjamini-Hochberg over this table",
+        ),
+        (
+            display.driver_rows(comparison),
+            "driver effect: no scaffold was run with several drivers",
+            "Driver effect within one scaffold",
+            "vs best / vs worst: paired mean difference of improvements, permutation p",
+        ),
+    ):
+        console.print(empty if rows.empty else _table(title, rows, caption))
     if written:
         console.print(f"wrote {len(written)} files to {written[0].parent}:")
         console.print("  " + " ".join(p.name for p in written))

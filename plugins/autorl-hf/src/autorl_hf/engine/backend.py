@@ -11,13 +11,22 @@ transformers path's (the parity test pins it); only the forward passes run in th
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from autorl_hf.engine.env import EngineUnavailable, require_engine
 from autorl_hf.engine.server import EngineServer
-from autorl_hf.generation import Completion, Prompt, collect_eos_ids, cut_at_stop, encode
+from autorl_hf.generation import (
+    Completion,
+    ProgressFn,
+    Sampling,
+    TokenEngine,
+    check_request,
+    collect_eos_ids,
+    cut_at_stop,
+    encode,
+)
 
 
 def eos_ids_of(path: Path, tokenizer: Any) -> set[int]:
@@ -56,7 +65,7 @@ def check_shapes(path: Path) -> None:
         )
 
 
-class CPUEngineBackend:
+class CPUEngineBackend(TokenEngine):
     """A model directory served by a vLLM CPU engine process for this backend's lifetime."""
 
     name = "vllm-cpu"
@@ -99,33 +108,19 @@ class CPUEngineBackend:
             "precision": self.precision,
         }
 
-    def completions(
-        self,
-        prompts: Sequence[Prompt],
-        *,
-        max_new_tokens: int,
-        temperature: float = 0.0,
-        stop: Sequence[str] = (),
-        seed: int = 0,
-        progress: Callable[[int, int], None] | None = None,
+    def _complete(
+        self, encoded: list[list[int]], sampling: Sampling, progress: ProgressFn | None
     ) -> list[Completion]:
-        if max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0 (0 is greedy), got {temperature}")
-        encoded = [encode(self.tokenizer, p) for p in prompts]
-        empty = [i for i, ids in enumerate(encoded) if not ids]
-        if empty:
-            raise ValueError(f"prompt {empty[0]} is empty after tokenization: nothing to continue")
-        stops = [s for s in stop if s]
+        check_request(encoded, sampling.max_new_tokens, sampling.temperature)
+        stops = [s for s in sampling.stop if s]
         params = [
             {
-                "max_tokens": max_new_tokens,
-                "temperature": temperature,
+                "max_tokens": sampling.max_new_tokens,
+                "temperature": sampling.temperature,
                 "top_p": 1.0,
                 "top_k": -1,
                 # per prompt, as the transformers path seeds one stream per call
-                "seed": seed + i,
+                "seed": sampling.seed + i,
                 "stop": stops,
                 "stop_token_ids": sorted(self.eos),
                 "skip_special_tokens": True,

@@ -79,56 +79,37 @@ def _split(stream: Iterable[Piece]) -> Iterator[tuple[str | None, WireReply | No
 # errors ------------------------------------------------------------------------------------------
 
 
+ERROR_TYPES: dict[int, tuple[str | None, str | None, str | None]] = {
+    400: ("invalid_request_error", "invalid_request_error", "INVALID_ARGUMENT"),
+    401: ("authentication_error", "authentication_error", "UNAUTHENTICATED"),
+    403: ("permission_error", "permission_error", "PERMISSION_DENIED"),
+    404: ("not_found_error", "not_found_error", "NOT_FOUND"),
+    409: ("conflict_error", None, None),
+    413: ("invalid_request_error", None, None),
+    422: ("invalid_request_error", None, None),
+    429: ("rate_limit_error", "rate_limit_error", "RESOURCE_EXHAUSTED"),
+    529: (None, "overloaded_error", None),
+}
+"""Per status, the error type each provider's API and SDKs use: OpenAI's ``error.type``,
+Anthropic's ``error.type``, Gemini's ``error.status``. A status not named for a provider is
+``server_error``, ``api_error`` or ``UNAVAILABLE``."""
+
+
 def error_body(api: str, status: int, message: str, kind: str | None = None) -> dict[str, Any]:
     """The error object each provider's clients parse; ``kind`` overrides the error type."""
+    openai, anthropic, gemini = ERROR_TYPES.get(status, (None, None, None))
     if api == "anthropic":
-        kinds = {
-            429: "rate_limit_error",
-            529: "overloaded_error",
-            401: "authentication_error",
-            403: "permission_error",
-            400: "invalid_request_error",
-            404: "not_found_error",
-        }
         return {
             "type": "error",
-            "error": {"type": kind or kinds.get(status, "api_error"), "message": message},
+            "error": {"type": kind or anthropic or "api_error", "message": message},
         }
     if api == "gemini":
-        states = {
-            400: "INVALID_ARGUMENT",
-            401: "UNAUTHENTICATED",
-            403: "PERMISSION_DENIED",
-            404: "NOT_FOUND",
-            429: "RESOURCE_EXHAUSTED",
-        }
         return {
-            "error": {
-                "code": status,
-                "message": message,
-                "status": kind or states.get(status, "UNAVAILABLE"),
-            }
+            "error": {"code": status, "message": message, "status": kind or gemini or "UNAVAILABLE"}
         }
     return {
-        "error": {
-            "message": message,
-            "type": kind or OPENAI_ERROR_TYPES.get(status, "server_error"),
-            "code": str(status),
-        }
+        "error": {"message": message, "type": kind or openai or "server_error", "code": str(status)}
     }
-
-
-OPENAI_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    409: "conflict_error",
-    413: "invalid_request_error",
-    422: "invalid_request_error",
-    429: "rate_limit_error",
-}
-"""The ``error.type`` OpenAI's API and SDKs use per status; anything else is ``server_error``."""
 
 
 # OpenAI Chat Completions --------------------------------------------------------------------------
