@@ -69,11 +69,17 @@ ifeq ($(strip $(ARGS)),)
 endif
 	$(BIN)/autorl run $(ARGS)
 
-# Tests run in parallel (pytest-xdist, one worker per core; JOBS=1 runs them in this process).
-# --dist loadgroup keeps the groups that conftest.py marks on one worker: one Docker daemon, one
-# vLLM engine, a module's shared runs made once.
-JOBS   ?= auto
-XDIST  := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadgroup)
+# Tests run in parallel (pytest-xdist; JOBS=1 runs them in this process). --dist loadgroup keeps
+# the groups that conftest.py marks on one worker: one Docker daemon, one vLLM engine, a module's
+# shared runs made once. `make check` (CPU-bound unit tests): one worker per core. `make test`:
+# one worker more than cores, because a real run spends much of its time waiting on its sandbox,
+# its grader and sockets: with one worker per core the 2 CPUs were 70 % busy and the suite took
+# 23 min, with 3 workers 20 min (docs/contributing.md).
+JOBS      ?= auto
+TEST_JOBS ?= $(if $(filter auto,$(JOBS)),$(shell echo $$(( $$(nproc) + 1 ))),$(JOBS))
+xdist      = $(if $(filter 1,$(1)),,-n $(1) --dist loadgroup)
+XDIST     := $(call xdist,$(JOBS))
+TEST_XDIST := $(call xdist,$(TEST_JOBS))
 
 # The quick loop while you work (meant to stay under 3 minutes on 2 cores): lint, then every
 # test that launches no real run, trains no model and starts no service (not `e2e`, not `slow`).
@@ -87,7 +93,7 @@ check: setup setup-sandbox
 # Everything, as CI runs it (.ci/run): every sandbox and the engine are required, not skipped.
 test: setup setup-sandbox setup-docker setup-browser setup-engine
 	$(BIN)/ruff check .
-	AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest $(XDIST) -m "not serial" --durations=40 $(PYTEST_ARGS)
+	AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest $(TEST_XDIST) -m "not serial" --durations=40 $(PYTEST_ARGS)
 	AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest -m serial $(PYTEST_ARGS) || test $$? = 5
 
 lint: setup

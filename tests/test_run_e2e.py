@@ -47,7 +47,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     # the environment's digest around the run, as a fresh process sees it (this worker's own
     # sys.path may hold a test's fake .dist-info: 187 distributions here, 186 for the run)
     digests = [environment_digest()]
-    done = autorl_run(root, "tiny", task="gsm8k", model="tiny", budget=90, env=keys, check=False)
+    done = autorl_run(root, "tiny", task="gsm8k", model="tiny", budget=50, env=keys, check=False)
     digests.append(environment_digest())
     return {
         "digests": digests,

@@ -5,6 +5,7 @@ clearly and keeps what was judged, and a cassette that replays a judged score of
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import autorl_driver_anthropic  # noqa: F401
@@ -103,10 +104,13 @@ def test_a_timeout_fails_clearly_and_keeps_what_was_judged(
         evaluate(tiny_model_dir, eval_path, tmp_path / "first", concurrency=1, **judge)
     message = str(failure.value)
     assert "judge openai/gpt-4.1 failed on example 'e2'" in message
-    assert "2 of 8 judged" in message and "resumes" in message
+    # e0 and e1 were judged; e3 too when the pool's one thread took it before the failure was
+    # seen (a busy machine): every finished judgment is counted and kept
+    judged = re.search(r"\((\d+) of 8 judged", message)
+    assert judged and int(judged.group(1)) in (2, 3) and "resumes" in message, message
     again = evaluate(tiny_model_dir, eval_path, tmp_path / "again", concurrency=1, **judge)
     cached, calls = again.metrics["judge_cached"], again.metrics["judge_calls"]
-    assert cached >= 2 and cached + calls == N  # nothing judged before is asked again
+    assert cached >= int(judged.group(1)) and cached + calls == N  # nothing asked again
 
 
 def test_a_recorded_cassette_replays_the_same_score_offline(

@@ -9,6 +9,8 @@ by path; skips without them, fails under ``AUTORL_REQUIRE_SANDBOXES``).
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +22,13 @@ from autorl_testing.browser import headless_chromium
 pytestmark = pytest.mark.e2e  # a real `autorl run` and a browser
 
 DOCS_IMAGES = Path(__file__).resolve().parents[3] / "docs" / "images"
+SCREENSHOTS = (
+    DOCS_IMAGES
+    if os.environ.get("AUTORL_UPDATE_SCREENSHOTS") == "1"
+    else Path(tempfile.mkdtemp(prefix="autorl-viewer-shots-"))
+)
+"""Where the screenshots go: docs/images only when asked (a test run leaves the checkout as it
+found it); elsewhere they are still made and their size checked."""
 MAX_SCREENSHOT_BYTES = 150_000
 
 
@@ -54,10 +63,10 @@ def _text(browser: Any, selector: str) -> str:
 
 
 def _screenshot(browser: Any, name: str, element: Any = None) -> None:
-    """docs/images/viewer-<name>.png, made from what the test just checked (the window, or
-    one element of the page)."""
-    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-    path = DOCS_IMAGES / f"viewer-{name}.png"
+    """viewer-<name>.png (docs/images with ``AUTORL_UPDATE_SCREENSHOTS=1``), made from what the
+    test just checked (the window, or one element of the page)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"viewer-{name}.png"
     if element is not None:
         element.screenshot(str(path))
     else:
