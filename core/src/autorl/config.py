@@ -29,6 +29,8 @@ DEFAULT_AGENT = "scripted"
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_SANDBOX = "isolated"
 AUTO_MEMORY_SHARE = 0.75
+ENGINE_PRECISIONS = ("fp32", "bf16", "auto")
+"""``engine_precision`` and ``$AUTORL_ENGINE_PRECISION`` (docs/engine.md)."""
 
 
 DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")
@@ -252,6 +254,14 @@ class RunConfig(BaseModel):
         "vLLM CPU engine, an error when not built: `autorl engine prepare`); auto (vLLM when it "
         "can run the model, else transformers). None: $AUTORL_GENERATION_BACKEND, else vLLM on a "
         "GPU when installed, else transformers.",
+    )
+    engine_precision: Literal["fp32", "bf16", "auto"] | None = Field(
+        None,
+        description="Precision of the vLLM CPU engine: fp32 (the default: greedy outputs equal "
+        "the transformers path's), bf16, or auto (bf16 when this host's bf16 matmul is at "
+        "least 2x its fp32, as `autorl engine prepare` measured it). Resolved once at the run's "
+        "start and recorded in the manifest; the transformers path stays fp32 (recorded as not "
+        "applicable). None: $AUTORL_ENGINE_PRECISION, else fp32.",
     )
     keep_checkpoints: bool = False
     snapshot_seconds: float = Field(60.0, gt=0, description="Period of code-history snapshots.")

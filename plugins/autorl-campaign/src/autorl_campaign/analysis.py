@@ -10,7 +10,9 @@ Conventions (docs/campaign-statistics.md): the statistics rank and test on each 
 submission), never on the dev scores the agent climbed. A completed cell without a score has
 improvement 0 and score = baseline (the base model is what it delivered); a cell without a
 baseline score has no improvement at all and is left out, with a note. Cells of different
-protocols are never ranked together (an error, or ``--protocol`` to keep one), and cells that
+protocols are never ranked together (an error, or ``--protocol`` to keep one), nor are cells
+graded in different engine precisions (an error, or ``--precision`` to keep one: bf16 and fp32
+greedy outputs differ, so their scores differ for reasons no agent caused), and cells that
 ended ``infra_error`` (the harness failed, not the agent) are left out and named.
 """
 
@@ -72,6 +74,8 @@ class Options:
     comparable_only: bool = False
     protocol: str | None = None
     """Keep only the cells of this scoring protocol (``sealed`` or ``reference``)."""
+    precision: str | None = None
+    """Keep only the cells graded in this engine precision (``fp32``, ``bf16``)."""
     confidence: float = stats.CONFIDENCE
     n_resamples: int = stats.RESAMPLES
     seed: int = stats.SEED
@@ -89,6 +93,7 @@ class Comparison:
     grouping: list[str]
     constant: dict[str, str]
     protocol: str | None = None
+    precision: str | None = None
     options: Options = field(default_factory=Options)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     cells: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -124,6 +129,15 @@ class Comparison:
 def protocol_of(cell: dict[str, Any]) -> str:
     """The cell's scoring protocol; a store from before sealed scoring recorded reference runs."""
     return str(cell.get("protocol") or "reference")
+
+
+UNRECORDED_PRECISION = "fp32"
+"""A run that recorded no engine was graded before the engine existed: transformers, fp32."""
+
+
+def precision_of(cell: dict[str, Any]) -> str:
+    """The precision the cell's run was graded in (``fp32`` when it recorded none)."""
+    return str(cell.get("precision") or UNRECORDED_PRECISION)
 
 
 def score_recorded(cell: dict[str, Any]) -> float | None:
@@ -184,6 +198,7 @@ def compare_campaign(store: CampaignStore, options: Options | None = None) -> Co
             + ". `autorl campaign run FILE --resume` runs them again"
         )
     completed, protocol = _one_protocol(completed, options, notes)
+    completed, precision = _one_precision(completed, options, notes)
     no_baseline = [c for c in completed if c.get("baseline") is None]
     if no_baseline:
         notes.append(
@@ -231,6 +246,7 @@ def compare_campaign(store: CampaignStore, options: Options | None = None) -> Co
         constant=constant_factors(groups),
         options=options,
         protocol=protocol,
+        precision=precision,
     )
     subs_by_cell: dict[str, list[dict[str, Any]]] = {}
     for s in all_subs:
@@ -283,6 +299,39 @@ def _one_protocol(
             "--protocol reference)",
         )
     return cells, next(iter(by_protocol), None)
+
+
+def _one_precision(
+    cells: list[dict[str, Any]], options: Options, notes: list[str]
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The cells graded in one engine precision: bf16 and fp32 give different greedy outputs,
+    so the same checkpoint scores differently in each, and ranking them together is refused
+    (as protocols are; grouping them apart would still pair them in the paired tests)."""
+    by_precision: dict[str, list[str]] = {}
+    for c in cells:
+        by_precision.setdefault(precision_of(c), []).append(c["cell_id"])
+    if options.precision is not None:
+        kept = [c for c in cells if precision_of(c) == options.precision]
+        dropped = {p: ids for p, ids in by_precision.items() if p != options.precision}
+        if dropped:
+            notes.append(
+                f"only precision {options.precision!r} is compared (--precision); left out: "
+                + "; ".join(f"{len(ids)} {p} cell(s): {_ids(ids)}" for p, ids in dropped.items())
+            )
+        return kept, options.precision
+    if len(by_precision) > 1:
+        found = " and ".join(
+            f"{p!r} ({len(ids)} cell(s): {_ids(ids)})" for p, ids in sorted(by_precision.items())
+        )
+        first = sorted(by_precision)[0]
+        raise AutorlError(
+            f"this campaign's completed cells were graded in different engine precisions: "
+            f"{found}; bf16 and fp32 give different outputs for the same checkpoint, so their "
+            "scores are not ranked together",
+            hint=f"compare one precision at a time: autorl compare DIR --precision {first} "
+            "(a run records its precision in metrics.engine; docs/engine.md)",
+        )
+    return cells, next(iter(by_precision), None)
 
 
 def _ids(ids: Sequence[str], limit: int = 8) -> str:

@@ -66,6 +66,14 @@ def _statistic(flag: str, kind: Any, default: float, text: str) -> Callable[[F],
     "completed cells mix protocols is refused (a sealed test score and the best of several "
     "held-out scores are not comparable).",
 )
+@click.option(
+    "--precision",
+    default=None,
+    metavar="PRECISION",
+    help="Compare only the cells graded in this engine precision (fp32, bf16). Without it, a "
+    "campaign whose completed cells mix precisions is refused (the same checkpoint scores "
+    "differently in bf16 and fp32; docs/engine.md).",
+)
 @_statistic(
     "--confidence", click.FloatRange(0.5, 0.999), 0.95, "Confidence level of the bootstrap CIs."
 )

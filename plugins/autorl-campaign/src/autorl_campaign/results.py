@@ -4,7 +4,9 @@ The score columns follow the run's protocol (``autorl_records.scoring``): under 
 score is the test score of the one selected checkpoint and ``baseline`` is the baseline on test;
 under ``reference`` (and for runs recorded before sealed scoring) the score is the best
 submission and ``baseline`` the held-out baseline, as before. ``best`` stays the best dev score,
-``dev_baseline`` the baseline the agent saw (the scaling curves climb on those).
+``dev_baseline`` the baseline the agent saw (the scaling curves climb on those). ``engine``
+and ``precision`` say what graded the run (``autorl_records.engine_of``; null when the run
+recorded none): ``autorl compare`` never ranks cells of different precisions together.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from autorl_records import (
     RunRecord,
     call_rows,
     comparable,
+    engine_of,
     load_run,
     noise,
     posix_time,
@@ -80,8 +83,11 @@ def run_results(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     logged = _calls(run_dir)
     calls = logged or []
     scored = scoring(record, metrics)
+    graded = engine_of(record)  # the engine and precision that graded the run
     results: dict[str, Any] = {
         **{k: scored[k] for k in SCORING_COLUMNS},
+        "engine": graded.get("name") or graded.get("backend"),
+        "precision": graded.get("precision"),
         "dev_baseline": metrics["baseline_score"],
         "best": best,
         "end_reason": run.end_reason if run is not None else None,

@@ -10,7 +10,8 @@ Tables (columns documented in docs/campaigns.md):
 - ``meta``: ``key``/``value`` (campaign name, file, created, schema version);
 - ``cells``: the cell's id, replicate, axis values and resolved config, its status
   (``pending``, ``queued``, ``running``, ``completed``, ``failed``, ``interrupted``,
-  ``infra_error``) and attempts, and the run's results: its scoring protocol, score (sealed:
+  ``infra_error``) and attempts, and the run's results: its scoring protocol, the engine
+  that graded it and its precision, score (sealed:
   the test score of the selected checkpoint; reference: the best), the baseline on the score's
   split, improvement and their standard errors, dev best, selection gap, end reason (and
   ``infra_cause``), agent time, driver calls/tokens/cost, comparable;
@@ -71,6 +72,8 @@ CELL_COLUMNS: dict[str, str] = {
     "started": "TEXT",
     "ended": "TEXT",
     "protocol": "TEXT",
+    "engine": "TEXT",
+    "precision": "TEXT",
     "score": "REAL",
     "score_se": "REAL",
     "baseline": "REAL",

@@ -31,7 +31,10 @@ BACKEND_ENV = "AUTORL_GENERATION_BACKEND"
 CPU engine when built and it runs the model, else transformers)."""
 BACKENDS = ("auto", "transformers", "vllm", "vllm-cpu")
 PRECISION_ENV = "AUTORL_ENGINE_PRECISION"
-"""``fp32`` (default: greedy outputs equal the transformers path's) or ``bf16``, for vLLM CPU."""
+"""For the vLLM CPU engine: ``fp32`` (default: greedy outputs equal the transformers path's),
+``bf16``, or ``auto`` (bf16 when this host's bf16 matmul is at least 2x fp32's, as measured by
+``autorl engine prepare``: :mod:`autorl_hf.engine.precision`). The transformers path does not
+apply it (recorded as not applicable)."""
 
 
 @dataclass(frozen=True)
@@ -384,6 +387,7 @@ class Generator:
             weakref.finalize(self, shutil.rmtree, scratch, True)
         self.backend = pick_backend(device) if backend == "auto" else backend
         self._engine: Any = None
+        self._precision: dict[str, Any] = {}
         self.fallback: str | None = None
         """Why ``auto`` fell back to transformers (the engine's error), else None."""
         if self.backend == "auto-cpu":
@@ -410,9 +414,12 @@ class Generator:
 
     def _start_cpu_engine(self) -> None:
         from autorl_hf.engine.backend import CPUEngineBackend
+        from autorl_hf.engine.precision import resolve_from_env
 
-        precision = os.environ.get(PRECISION_ENV, "").strip().lower() or "fp32"
-        self._engine = CPUEngineBackend(self.path, precision=precision)
+        resolved = resolve_from_env()
+        self._engine = CPUEngineBackend(self.path, precision=resolved.precision)
+        if resolved.setting == "auto":  # say what auto chose, and by which numbers
+            self._precision = resolved.record()
         self.model, self.tokenizer = None, self._engine.tokenizer
         self.backend = "vllm-cpu"
         import weakref
@@ -420,21 +427,33 @@ class Generator:
         weakref.finalize(self, self._engine.close)
 
     @property
-    def engine(self) -> dict[str, str]:
-        """What generated, for the manifest: name, version, precision (and why it fell back)."""
+    def engine(self) -> dict[str, Any]:
+        """What generated, for the manifest: name, version, precision (how ``auto`` chose it;
+        a precision asked of a path that does not apply it, as not applicable; and why
+        ``auto`` fell back)."""
         if self._engine is not None and hasattr(self._engine, "info"):
-            return dict(self._engine.info)
+            return {**self._engine.info, **self._precision}
+        from autorl_hf.engine.precision import NOT_APPLICABLE
+
+        info: dict[str, Any]
         if self.backend == "vllm":
             import importlib.metadata as md
 
-            return {"name": "vllm", "version": md.version("vllm"), "precision": "auto"}
-        import transformers
+            info = {"name": "vllm", "version": md.version("vllm"), "precision": "auto"}
+            note = "not applicable: vLLM on a GPU runs the model's own dtype"
+        else:
+            import transformers
 
-        info = {"name": "transformers", "version": transformers.__version__}
-        dtype = str(getattr(self.model, "dtype", "")).replace("torch.", "")
-        info["precision"] = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(
-            dtype, dtype
-        )
+            info = {"name": "transformers", "version": transformers.__version__}
+            dtype = str(getattr(self.model, "dtype", "")).replace("torch.", "")
+            info["precision"] = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(
+                dtype, dtype
+            )
+            note = NOT_APPLICABLE
+        asked = os.environ.get(PRECISION_ENV, "").strip().lower()
+        if asked and asked != info["precision"]:  # not applied, and said so
+            info["precision_setting"] = asked
+            info["precision_note"] = note
         if self.fallback:
             info["fallback"] = self.fallback
         return info

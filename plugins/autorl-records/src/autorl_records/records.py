@@ -552,6 +552,7 @@ def summary(record: RunRecord) -> dict[str, Any]:
         "hashes": dict(record.manifest.get("hashes") or {}),
         "sandbox": sandbox_of(record.manifest),
         "grader": grader_of(cfg),
+        "engine": engine_of(record),
         "comparable": comparable(record),
         "integrity": (run.fields.get("integrity") if run is not None else None) or {},
         "resumed": (run.fields.get("resumed") if run is not None else None),
@@ -613,6 +614,27 @@ def protocol_of(record: RunRecord) -> str:
         configured = record.config.get("scoring")
         found = configured.get("protocol") if isinstance(configured, dict) else None
     return str(found) if found in PROTOCOLS else "reference"
+
+
+def engine_of(record: RunRecord) -> dict[str, Any]:
+    """The engine that graded the run: ``run.json``'s ``engine`` (from the baseline's
+    evaluation), else the baseline's ``metrics.engine``, else what the manifest resolved
+    before any evaluation (``engine``: backend, precision); empty for a run recorded before
+    engines were (graded by transformers in fp32 on a CPU)."""
+    for found in (
+        record.run.fields.get("engine") if record.run is not None else None,
+        record.baseline.metrics.get("engine") if record.baseline is not None else None,
+        record.manifest.get("engine"),
+    ):
+        if isinstance(found, dict) and found:
+            return dict(found)
+    return {}
+
+
+def precision_of(record: RunRecord) -> str | None:
+    """The precision the run was graded in (``fp32``, ``bf16``...); None when not recorded."""
+    found = engine_of(record).get("precision")
+    return str(found) if found else None
 
 
 def infra_cause(record: RunRecord) -> str | None:

@@ -66,6 +66,23 @@ def _sandbox(d: dict[str, Any]) -> str:
     return text if box.get("isolated") else text + " **not isolated**"
 
 
+def _engine(d: dict[str, Any]) -> str:
+    """The engine that graded, its version and precision (how ``auto`` chose it, or why a
+    precision asked for does not apply); ``?`` for a run recorded before engines were."""
+    engine = d.get("engine") or {}
+    if not isinstance(engine, dict) or not engine:
+        return "?"
+    name = engine.get("name") or engine.get("backend") or "?"
+    text = " ".join(str(p) for p in (name, engine.get("version")) if p)
+    text += f", {engine.get('precision') or '?'}"
+    if engine.get("precision_setting") == "auto" and engine.get("precision_reason"):
+        text += f" ({engine['precision_reason']})"
+    note = engine.get("precision_note") or engine.get("note")
+    if note:
+        text += f" ({engine.get('precision_setting', '?')} asked: {note})"
+    return text
+
+
 def _header(d: dict[str, Any]) -> str:
     budget = d.get("budget") or {}
     task = d.get("task") or "?"
@@ -84,6 +101,7 @@ def _header(d: dict[str, Any]) -> str:
         ("budget", _budget(budget)),
         ("sandbox", _sandbox(d)),
         ("graded with", _grader(d)),
+        ("engine", _engine(d)),
         ("GPUs", _gpus(d)),
         ("status", d.get("status")),
         ("created", d.get("created")),

@@ -80,6 +80,13 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
     help="Evaluation inference engine (docs/engine.md): transformers, vllm (an error when it "
     "cannot run), auto (vllm when it can, else transformers).",
 )
+@click.option(
+    "--engine-precision",
+    type=click.Choice(["fp32", "bf16", "auto"]),
+    help="Precision of the vLLM CPU engine (docs/engine.md): fp32 (default; outputs equal the "
+    "transformers path's), bf16, auto (bf16 when this host's bf16 matmul is >= 2x fp32, as "
+    "`autorl engine prepare` measured it). Recorded in the manifest.",
+)
 @click.option("--task-option", multiple=True, metavar="KEY=VALUE", help="Passed to the task.")
 @click.option("--agent-option", multiple=True, metavar="KEY=VALUE", help="Passed to the agent.")
 @click.option(
@@ -142,6 +149,7 @@ def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags:
         "sandbox",
         "device",
         "engine",
+        "engine_precision",
         "keep_checkpoints",
     ):
         value = flags.get(key)
@@ -167,12 +175,10 @@ def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags:
 
 
 def _execute(config: Any, quiet: bool) -> Any:
-    import os
-
+    from autorl_runner.engine import apply_engine
     from autorl_runner.run import TERMINATED, Run, terminate_as_interrupt
 
-    if config.engine is not None:  # the model layer (autorl-hf) reads it at each evaluation
-        os.environ["AUTORL_GENERATION_BACKEND"] = config.engine
+    apply_engine(config)  # the model layer (autorl-hf) reads them at each evaluation
     engine = Run(config, quiet=quiet)
     try:
         with terminate_as_interrupt():

@@ -25,6 +25,7 @@ from autorl.registry import Registry
 from autorl_runner.budget import BudgetClock
 from autorl_runner.console import RunConsole
 from autorl_runner.context import RunContext
+from autorl_runner.engine import apply_engine
 from autorl_runner.finish import finish
 from autorl_runner.records_io import EventLog, read_submission_log, utc_now
 from autorl_runner.run import Run, RunOutcome, empty_scoring, sealed_scoring
@@ -59,6 +60,9 @@ def resume_run(run_dir: Path, registry: Registry | None = None, quiet: bool = Fa
     config = RunConfig.model_validate(
         {**recorded, "run_id": run_dir.name, "runs_dir": run_dir.parent}
     )
+    # the engine and the precision its baseline was graded in (auto stays as it resolved)
+    recorded_engine = manifest.get("engine")
+    apply_engine(config, recorded_engine if isinstance(recorded_engine, dict) else None)
     engine = Run(config, registry=registry, quiet=quiet)
     with RunConsole(quiet=quiet) as console:
         return _finish_agentless(engine, manifest, previous, console)
@@ -102,6 +106,9 @@ def _finish_agentless(
         )  # fmt: skip
         scorer = ctx.scorer
         baseline = _read(run_dir / "baseline.json") or scorer.baseline()
+        graded_by = (baseline.get("metrics") or {}).get("engine")
+        if isinstance(graded_by, dict):  # what graded: name, version, precision
+            run_info["engine"] = graded_by
         service, resumed = _grade_pending(ctx, baseline["score"])
         run_info.update(status="completed", resumed={"at": utc_now(), "evaluated": resumed})
         try:

@@ -214,6 +214,9 @@ class Run:
                 f" on {baseline['n']} held-out examples{cached}"
             )
             events.info("baseline", score=baseline["score"], cached=baseline.get("cached"))
+            graded_by = (baseline.get("metrics") or {}).get("engine")
+            if isinstance(graded_by, dict):  # what graded: name, version, precision
+                run_info["engine"] = graded_by
             phase = AgentPhase(ctx, run_info)
             agent_phase_started = True
             try:

@@ -111,10 +111,14 @@ class Scorer:
             "contract": setup.contract_ref,
         }
         # an engine other than the default transformers path may round differently (bf16):
-        # its baselines are its own (the default's key is unchanged, so its cache still hits)
+        # its baselines are its own, per precision (the default's key is unchanged, so its
+        # cache still hits)
         engine = os.environ.get("AUTORL_GENERATION_BACKEND", "").strip().lower()
         if engine and engine != "transformers":
             config["engine"] = engine
+            precision = os.environ.get("AUTORL_ENGINE_PRECISION", "").strip().lower()
+            if precision and precision != "fp32":
+                config["precision"] = precision
         return baseline_key(
             task=self.task.name,
             task_version=str(getattr(self.task, "version", "0")),

@@ -35,6 +35,7 @@ from autorl.paths import cache_dir, task_cache_dir, task_cache_key
 from autorl.registry import Registry
 from autorl.types import Limits, ModelInfo, PreparedTask, TaskContext
 from autorl_runner.console import RunConsole
+from autorl_runner.engine import engine_record
 from autorl_runner.records_io import utc_now, write_json
 
 SERVICES: dict[str, tuple[str, str]] = {
@@ -540,6 +541,7 @@ def write_manifest(
                 **({"split_sizes": setup.split_sizes} if setup.split_sizes else {}),
             },
             "model": {"name": config.model, "path": str(setup.model_info.path)},
+            "engine": engine_record(config),
             "sandbox": sandbox_info(config, parts.sandbox),
             "runtime": {
                 "path": str(setup.runtime.root),

@@ -68,6 +68,8 @@ def render_page(
         parts.append(f"<p>{e(comparison.legend())}</p>")
     if comparison.protocol:
         parts.append(f"<p>protocol: {e(comparison.protocol)}</p>")
+    if comparison.precision:
+        parts.append(f"<p>engine precision: {e(comparison.precision)}</p>")
     parts += [f'<p class="note">note: {e(n)}</p>' for n in comparison.notes]
     infra = display.infra_rows(comparison)
     if not infra.empty:
@@ -132,6 +134,7 @@ def render_page(
         c
         for c in (
             "protocol",
+            "precision",
             "baseline",
             "score",
             "score_se",

@@ -39,6 +39,8 @@ def print_comparison(
         console.print(comparison.legend())
     if comparison.protocol:
         console.print(f"protocol: {comparison.protocol}")
+    if comparison.precision:
+        console.print(f"engine precision: {comparison.precision}")
     for note in comparison.notes:
         console.print(f"[yellow]note:[/yellow] {escape(note)}")
     infra = display.infra_rows(comparison)

@@ -56,6 +56,9 @@ class EngineEnv:
     versions: dict[str, str]
     built_s: float
     size_bytes: int
+    precision: dict[str, Any] | None = None
+    """The matmul measurement ``auto`` decides by (:mod:`autorl_hf.engine.precision`), as
+    ``autorl engine prepare`` stored it; None before one was stored."""
 
     @property
     def python(self) -> Path:
@@ -99,7 +102,29 @@ def find_engine() -> EngineEnv | None:
         versions=dict(stamp.get("versions", {})),
         built_s=float(stamp.get("built_s", 0.0)),
         size_bytes=int(stamp.get("size_bytes", 0)),
+        precision=stamp["precision"] if isinstance(stamp.get("precision"), dict) else None,
     )
+
+
+def store_precision(measured: dict[str, Any]) -> EngineEnv:
+    """Write a matmul measurement (``MatmulBench.to_dict()``) into the built engine's stamp, so
+    runs that ask for ``auto`` read it instead of measuring (a temporary file renamed over the
+    stamp: a reader never sees half of it)."""
+    root = env_root()
+    with file_lock(root.parent / f"{root.name}.lock"):
+        stamp = _read_stamp(root)
+        if stamp is None:
+            raise EngineUnavailable(
+                f"the vLLM CPU engine environment is not built (expected {root})",
+                hint="build it with `autorl engine prepare` (it measures the precision too)",
+            )
+        stamp["precision"] = measured
+        partial = root / f"{STAMP}.partial"
+        partial.write_text(json.dumps(stamp, indent=2) + "\n")
+        partial.replace(root / STAMP)
+    found = find_engine()
+    assert found is not None
+    return found
 
 
 def require_engine() -> EngineEnv:

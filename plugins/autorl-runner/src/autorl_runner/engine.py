@@ -1,0 +1,87 @@
+"""The run's inference engine and its precision: set for the run's evaluations, resolved once.
+
+The model layer (``autorl_hf``) reads two variables at each evaluation:
+``$AUTORL_GENERATION_BACKEND`` (the engine) and ``$AUTORL_ENGINE_PRECISION`` (its precision).
+A run sets them from its config (``engine``, ``engine_precision``), resolves ``auto``
+precision here, once, before the manifest is written (so the baseline, every submission and
+the baseline cache's key use the same precision, and nothing measures mid-run), and records
+what it asked for and what it resolved in the manifest's ``engine`` block. What really graded
+(the engine, its version and precision) is in each evaluation's ``metrics.engine`` and, from
+the baseline, in ``run.json``'s ``engine``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from autorl.config import ENGINE_PRECISIONS, RunConfig
+from autorl.errors import ConfigError
+
+BACKEND_ENV = "AUTORL_GENERATION_BACKEND"
+PRECISION_ENV = "AUTORL_ENGINE_PRECISION"
+REASON_ENV = "AUTORL_ENGINE_PRECISION_REASON"
+NOT_APPLICABLE = "not applicable: the transformers path generates in fp32"
+
+
+def apply_engine(config: RunConfig, recorded: dict[str, Any] | None = None) -> None:
+    """Set the run's engine and precision for its evaluations (this process's environment,
+    which graders inherit). ``recorded``: a resumed run's manifest ``engine`` block, whose
+    resolved precision is kept (its baseline was graded in it)."""
+    if config.engine is not None:
+        os.environ[BACKEND_ENV] = config.engine
+    if config.engine_precision is not None:
+        os.environ[PRECISION_ENV] = config.engine_precision
+    raw = os.environ.get(PRECISION_ENV, "").strip().lower()
+    if raw and raw not in ENGINE_PRECISIONS:
+        raise ConfigError(
+            f"${PRECISION_ENV}={os.environ[PRECISION_ENV]!r} is not an engine precision",
+            hint="unset it, or use fp32 (the default), bf16 or auto; or give the run "
+            "--engine-precision (docs/engine.md)",
+        )
+    if raw != "auto" or _backend() == "transformers":
+        os.environ.pop(REASON_ENV, None)
+        return
+    if recorded and recorded.get("precision") in ("fp32", "bf16") and recorded.get("reason"):
+        os.environ[PRECISION_ENV] = recorded["precision"]
+        os.environ[REASON_ENV] = str(recorded["reason"])
+        return
+    try:  # the model layer measures; without it there is no engine to set a precision for
+        from autorl_hf.engine.precision import pinned_env, resolve_precision
+    except ImportError:
+        return
+    os.environ.update(pinned_env(resolve_precision("auto")))
+
+
+def _backend() -> str:
+    return os.environ.get(BACKEND_ENV, "").strip().lower()
+
+
+def engine_record(config: RunConfig) -> dict[str, Any]:
+    """The manifest's ``engine`` block: the engine and precision the run asked for, the
+    precision it resolved (and why), or why precision does not apply."""
+    backend = _backend() or "default"
+    setting = os.environ.get(PRECISION_ENV, "").strip().lower()
+    reason = os.environ.get(REASON_ENV, "").strip()
+    asked = config.engine_precision or ("auto" if reason else setting) or "fp32"
+    record: dict[str, Any] = {"backend": backend, "precision_setting": asked}
+    if backend == "transformers":
+        record["precision"] = "fp32"
+        if asked != "fp32":
+            record["note"] = NOT_APPLICABLE
+        return record
+    record["precision"] = setting or "fp32"
+    if reason:
+        record["reason"] = reason
+    elif asked == "auto":
+        record["reason"] = "unresolved: the model layer (autorl-hf) is not installed"
+    elif setting:
+        record["reason"] = "set explicitly"
+    else:
+        record["reason"] = "the default"
+    if backend == "default":
+        record["note"] = (
+            "the default engine is transformers on CPU (fp32; the precision applies to the "
+            "vLLM CPU engine) and vLLM on a GPU when installed"
+        )
+    return record
