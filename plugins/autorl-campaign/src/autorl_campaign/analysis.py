@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -275,30 +275,13 @@ def _one_protocol(
 ) -> tuple[list[dict[str, Any]], str | None]:
     """The cells of one scoring protocol: a sealed test score and the best of several
     held-out scores measure different things, so ranking them together is refused."""
-    by_protocol: dict[str, list[str]] = {}
-    for c in cells:
-        by_protocol.setdefault(protocol_of(c), []).append(c["cell_id"])
-    if options.protocol is not None:
-        kept = [c for c in cells if protocol_of(c) == options.protocol]
-        dropped = {p: ids for p, ids in by_protocol.items() if p != options.protocol}
-        if dropped:
-            notes.append(
-                f"only protocol {options.protocol!r} is compared (--protocol); left out: "
-                + "; ".join(f"{len(ids)} {p} cell(s): {_ids(ids)}" for p, ids in dropped.items())
-            )
-        return kept, options.protocol
-    if len(by_protocol) > 1:
-        found = " and ".join(
-            f"{p!r} ({len(ids)} cell(s): {_ids(ids)})" for p, ids in sorted(by_protocol.items())
-        )
-        raise AutorlError(
-            f"this campaign's completed cells were scored under different protocols: {found}; "
-            "a sealed test score and the best of several held-out scores are not comparable, "
-            "so they are not ranked together",
-            hint="compare one protocol at a time: autorl compare DIR --protocol sealed (or "
-            "--protocol reference)",
-        )
-    return cells, next(iter(by_protocol), None)
+    return _one_of(
+        cells, protocol_of, options.protocol, "protocol", notes,
+        "were scored under different protocols: {found}; a sealed test score and the best of "
+        "several held-out scores are not comparable, so they are not ranked together",
+        "compare one protocol at a time: autorl compare DIR --protocol sealed (or --protocol "
+        "reference)",
+    )  # fmt: skip
 
 
 def _one_precision(
@@ -307,31 +290,48 @@ def _one_precision(
     """The cells graded in one engine precision: bf16 and fp32 give different greedy outputs,
     so the same checkpoint scores differently in each, and ranking them together is refused
     (as protocols are; grouping them apart would still pair them in the paired tests)."""
-    by_precision: dict[str, list[str]] = {}
+    return _one_of(
+        cells, precision_of, options.precision, "precision", notes,
+        "were graded in different engine precisions: {found}; bf16 and fp32 give different "
+        "outputs for the same checkpoint, so their scores are not ranked together",
+        "compare one precision at a time: autorl compare DIR --precision {first} (a run "
+        "records its precision in metrics.engine; docs/engine.md)",
+    )  # fmt: skip
+
+
+def _one_of(
+    cells: list[dict[str, Any]],
+    value_of: Callable[[dict[str, Any]], str],
+    chosen: str | None,
+    what: str,
+    notes: list[str],
+    problem: str,
+    hint: str,
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The cells whose ``value_of`` is ``chosen`` (``--<what>``; the others named in a note),
+    or all cells when they share one value; several values without a choice are refused with
+    ``problem`` and ``hint`` (``{found}``: each value with its cells; ``{first}``: one value)."""
+    by_value: dict[str, list[str]] = {}
     for c in cells:
-        by_precision.setdefault(precision_of(c), []).append(c["cell_id"])
-    if options.precision is not None:
-        kept = [c for c in cells if precision_of(c) == options.precision]
-        dropped = {p: ids for p, ids in by_precision.items() if p != options.precision}
+        by_value.setdefault(value_of(c), []).append(c["cell_id"])
+    if chosen is not None:
+        kept = [c for c in cells if value_of(c) == chosen]
+        dropped = {v: ids for v, ids in by_value.items() if v != chosen}
         if dropped:
             notes.append(
-                f"only precision {options.precision!r} is compared (--precision); left out: "
-                + "; ".join(f"{len(ids)} {p} cell(s): {_ids(ids)}" for p, ids in dropped.items())
+                f"only {what} {chosen!r} is compared (--{what}); left out: "
+                + "; ".join(f"{len(ids)} {v} cell(s): {_ids(ids)}" for v, ids in dropped.items())
             )
-        return kept, options.precision
-    if len(by_precision) > 1:
+        return kept, chosen
+    if len(by_value) > 1:
         found = " and ".join(
-            f"{p!r} ({len(ids)} cell(s): {_ids(ids)})" for p, ids in sorted(by_precision.items())
+            f"{v!r} ({len(ids)} cell(s): {_ids(ids)})" for v, ids in sorted(by_value.items())
         )
-        first = sorted(by_precision)[0]
         raise AutorlError(
-            f"this campaign's completed cells were graded in different engine precisions: "
-            f"{found}; bf16 and fp32 give different outputs for the same checkpoint, so their "
-            "scores are not ranked together",
-            hint=f"compare one precision at a time: autorl compare DIR --precision {first} "
-            "(a run records its precision in metrics.engine; docs/engine.md)",
+            "this campaign's completed cells " + problem.format(found=found),
+            hint=hint.format(first=sorted(by_value)[0]),
         )
-    return cells, next(iter(by_precision), None)
+    return cells, next(iter(by_value), None)
 
 
 def _ids(ids: Sequence[str], limit: int = 8) -> str:
