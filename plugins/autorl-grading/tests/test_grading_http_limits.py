@@ -175,7 +175,9 @@ def test_an_internal_error_shows_no_exception_text_or_path(tmp_path: Path) -> No
         server.stop()
         service.close()
     # a code history that cannot be written never loses the submission (it is logged first)
-    assert r.status_code == 202, r.text
+    # 202 while it is taken in; 200 when this instant evaluation scored it before the answer
+    # (a busy machine): either way it was accepted and kept
+    assert r.status_code in (200, 202) and r.json()["submission_id"] == 1, r.text
     assert secret_path not in r.text and "RuntimeError" not in r.text
     assert str(tmp_path) not in r.text
     logged = (tmp_path / "submissions.jsonl").read_text()

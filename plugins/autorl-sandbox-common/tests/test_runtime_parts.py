@@ -67,3 +67,28 @@ def test_closure_follows_requested_extras() -> None:
         pytest.skip("textworld not installed")
     assert "fast-downward-textworld" in closure(["textworld[pddl]"], installed)
     assert "fast-downward-textworld" not in closure(["textworld"], installed)
+
+
+def test_a_modules_bytecode_comes_along_even_when_record_does_not_list_it(
+    tmp_path: Path,
+) -> None:
+    """An install that compiled after the fact (``pip --no-compile`` then ``compileall``, or uv)
+    lists no ``.pyc`` in RECORD; the read-only runtime must still get the bytecode, or every
+    agent process compiles the module again at each import."""
+    import importlib.util
+    import py_compile
+    from types import SimpleNamespace
+
+    from autorl_sandbox_common.runtime import _populate, _site_packages
+
+    site = tmp_path / "harness"
+    module = site / "pkg" / "mod.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("X = 1\n")
+    py_compile.compile(str(module), cfile=importlib.util.cache_from_source(str(module)))
+    dist = SimpleNamespace(files=["pkg/mod.py"], locate_file=lambda entry: site / str(entry))
+    staging = tmp_path / "runtime"
+    _populate(staging, ["pkg"], {"pkg": dist})  # type: ignore[dict-item]
+    linked = Path(importlib.util.cache_from_source(str(_site_packages(staging) / "pkg/mod.py")))
+    assert linked.is_file()
+    assert os.stat(linked).st_ino == os.stat(importlib.util.cache_from_source(str(module))).st_ino

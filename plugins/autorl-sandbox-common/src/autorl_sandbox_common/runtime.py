@@ -11,6 +11,7 @@ versions lives in ``<cache>/runtime/<digest>``; namespace sandboxes show it read
 from __future__ import annotations
 
 import importlib.metadata as md
+import importlib.util
 import json
 import os
 import shutil
@@ -133,6 +134,8 @@ def _digest(dists: dict[str, str]) -> str:
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
+    if target.exists():  # a module's bytecode, linked with its source before RECORD named it
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(source, target)
@@ -175,6 +178,18 @@ def _populate(staging: Path, names: Iterable[str], installed: dict[str, md.Distr
             if base != site and not str(source).startswith(str(base)):
                 continue
             _link_or_copy(source, site / relative)
+            if relative.endswith(".py"):
+                _link_bytecode(source, site / relative)
+
+
+def _link_bytecode(source: Path, target: Path) -> None:
+    """The harness's compiled bytecode of a module, beside its source in the runtime, whether
+    or not the installer listed it in RECORD (``pip --no-compile`` and uv list none; the
+    harness compiled them after). Namespace sandboxes show the runtime read-only, so a module
+    without it would be compiled again at every import in every agent process."""
+    compiled = Path(importlib.util.cache_from_source(str(source)))
+    if compiled.is_file():
+        _link_or_copy(compiled, Path(importlib.util.cache_from_source(str(target))))
 
 
 def _finalize(staging: Path, dists: dict[str, str]) -> None:
