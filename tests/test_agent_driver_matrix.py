@@ -15,7 +15,7 @@ and that it ended by its own finish (exit 0 after the final answer). Before the 
 tool-call ids unique, claude-code on gemini looped until the deadline (2,021 calls in 300 s)
 and openhands on gemini repeated its first command: those cells failed.
 
-Cells run two at a time (the CLIs are mostly waiting on each other); the CLIs are installed
+Cells run three at a time (the CLIs are mostly waiting on each other); the CLIs are installed
 once per session (see test_agent_clis.py).
 """
 
@@ -244,10 +244,11 @@ def run_cell(agent: str, backend: str, root: Path) -> Cell:
 def matrix(
     installed_clis: dict[str, float], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[tuple[str, str], Cell]:
-    """Every cell, two at a time (the whole matrix: about 1.5 minutes on 2 busy cores)."""
+    """Every cell, three at a time (the whole matrix: about 2.4 minutes two at a time beside two
+    other test workers on 2 cores)."""
     root = tmp_path_factory.mktemp("matrix")
     cells = [(a, b) for a in AGENTS for b in BACKENDS]
-    workers = int(os.environ.get("AUTORL_MATRIX_WORKERS", "2"))
+    workers = int(os.environ.get("AUTORL_MATRIX_WORKERS", "3"))
     started = time.monotonic()
     with ThreadPoolExecutor(workers) as pool:
         done = dict(zip(cells, pool.map(lambda c: run_cell(*c, root), cells), strict=True))
