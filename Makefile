@@ -36,12 +36,7 @@ setup-browser:
 
 # Every pip command takes the lock (constraints.txt, docs/installing.md): each library at the
 # version CI graded with, whenever and wherever the clone is set up.
-PIP_LOCKED = $(BIN)/python -m pip install -q -c constraints.txt --no-compile
-# pip compiles every installed module one at a time (about 60 s of the setup's 100 on 2 cores);
-# compileall does the same on every core once the installs are done. The agent runtime links
-# that bytecode too (autorl_sandbox_common.runtime), so agents never compile the stack.
-COMPILE = $(BIN)/python -m compileall -qq -j 0 \
-	$$($(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") || true
+PIP_LOCKED = $(BIN)/python -m pip install -q -c constraints.txt
 
 $(STAMP): requirements-dev.txt constraints.txt $(wildcard */pyproject.toml */*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,7 +48,6 @@ $(STAMP): requirements-dev.txt constraints.txt $(wildcard */pyproject.toml */*/p
 	# (2 cores). setuptools for any dependency that comes as an sdist.
 	$(PIP_LOCKED) hatchling editables setuptools wheel
 	$(PIP_LOCKED) --no-build-isolation torch==2.13.0 -r requirements-dev.txt
-	$(COMPILE)
 	touch $(STAMP)
 
 # Rewrite the lock from .venv after a dependency changed (pip install the new version first):
