@@ -58,6 +58,7 @@ MUST_RUN = {
     "write_targets",
     "write_readonly_workspace",
     "write_runtime",
+    "poison_runtime_bytecode",
     "import_harness_code",
     "signal_harness",
     "connect_host_ports",

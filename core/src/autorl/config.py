@@ -31,6 +31,14 @@ DEFAULT_SANDBOX = "isolated"
 AUTO_MEMORY_SHARE = 0.75
 ENGINE_PRECISIONS = ("fp32", "bf16", "auto")
 """``engine_precision`` and ``$AUTORL_ENGINE_PRECISION`` (docs/engine.md)."""
+GENERATION_BACKEND_ENV = "AUTORL_GENERATION_BACKEND"
+ENGINE_PRECISION_ENV = "AUTORL_ENGINE_PRECISION"
+ENGINE_PRECISION_REASON_ENV = "AUTORL_ENGINE_PRECISION_REASON"
+"""How a run hands its ``engine`` and ``engine_precision`` to its evaluations (the runner sets
+them, the model layer reads them at each evaluation; the reason: why ``auto`` resolved as it
+did). Named once here, where the two settings are declared."""
+PRECISION_NOT_APPLICABLE = "not applicable: the transformers path generates in fp32"
+"""What the record says of a precision asked for on the transformers path."""
 
 
 DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*$")

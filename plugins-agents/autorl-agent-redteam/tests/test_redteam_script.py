@@ -281,6 +281,7 @@ OPEN_SUCCEEDS = (
     "write_targets",
     "write_readonly_workspace",
     "write_runtime",
+    "poison_runtime_bytecode",
     "signal_harness",
     "connect_host_ports",
     "api_no_token",

@@ -20,17 +20,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
+from autorl.config import ENGINE_PRECISION_ENV, GENERATION_BACKEND_ENV
+from autorl.config import PRECISION_NOT_APPLICABLE as NOT_APPLICABLE
 from autorl_hf.loading import retune_threads
 
 Prompt = str | list[dict[str, str]]
 ProgressFn = Callable[[int, int], None]
-BACKEND_ENV = "AUTORL_GENERATION_BACKEND"
+BACKEND_ENV = GENERATION_BACKEND_ENV
 """Unset: vLLM on a GPU when installed, else transformers (the default). ``transformers``;
 ``vllm`` (vLLM in-process on a GPU, else the vLLM CPU engine, which must be built);
 ``vllm-cpu`` (the vLLM CPU engine, which must be built); ``auto`` (vLLM on a GPU, else the vLLM
 CPU engine when built and it runs the model, else transformers)."""
 BACKENDS = ("auto", "transformers", "vllm", "vllm-cpu")
-PRECISION_ENV = "AUTORL_ENGINE_PRECISION"
+PRECISION_ENV = ENGINE_PRECISION_ENV
 """For the vLLM CPU engine: ``fp32`` (default: greedy outputs equal the transformers path's),
 ``bf16``, or ``auto`` (bf16 when this host's bf16 matmul is at least 2x fp32's, as measured by
 ``autorl engine prepare``: :mod:`autorl_hf.engine.precision`). The transformers path does not
@@ -433,8 +435,6 @@ class Generator:
         ``auto`` fell back)."""
         if self._engine is not None and hasattr(self._engine, "info"):
             return {**self._engine.info, **self._precision}
-        from autorl_hf.engine.precision import NOT_APPLICABLE
-
         info: dict[str, Any]
         if self.backend == "vllm":
             import importlib.metadata as md

@@ -15,13 +15,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from autorl.config import ENGINE_PRECISION_ENV as PRECISION_ENV
+from autorl.config import ENGINE_PRECISION_REASON_ENV as REASON_ENV
 from autorl.config import ENGINE_PRECISIONS, RunConfig
+from autorl.config import GENERATION_BACKEND_ENV as BACKEND_ENV
+from autorl.config import PRECISION_NOT_APPLICABLE as NOT_APPLICABLE
 from autorl.errors import ConfigError
-
-BACKEND_ENV = "AUTORL_GENERATION_BACKEND"
-PRECISION_ENV = "AUTORL_ENGINE_PRECISION"
-REASON_ENV = "AUTORL_ENGINE_PRECISION_REASON"
-NOT_APPLICABLE = "not applicable: the transformers path generates in fp32"
 
 
 def apply_engine(config: RunConfig, recorded: dict[str, Any] | None = None) -> None:
@@ -85,3 +84,11 @@ def engine_record(config: RunConfig) -> dict[str, Any]:
             "vLLM CPU engine) and vLLM on a GPU when installed"
         )
     return record
+
+
+def record_grader(run_info: dict[str, Any], baseline: dict[str, Any]) -> None:
+    """``run.json``'s ``engine``: what graded the baseline (name, version, precision), as its
+    evaluation recorded it; nothing for an evaluator that records no engine."""
+    graded_by = (baseline.get("metrics") or {}).get("engine")
+    if isinstance(graded_by, dict):
+        run_info["engine"] = graded_by

@@ -25,7 +25,7 @@ from autorl.registry import Registry
 from autorl_runner.budget import BudgetClock
 from autorl_runner.console import RunConsole
 from autorl_runner.context import RunContext
-from autorl_runner.engine import apply_engine
+from autorl_runner.engine import apply_engine, record_grader
 from autorl_runner.finish import finish
 from autorl_runner.records_io import EventLog, read_submission_log, utc_now
 from autorl_runner.run import Run, RunOutcome, empty_scoring, sealed_scoring
@@ -106,9 +106,7 @@ def _finish_agentless(
         )  # fmt: skip
         scorer = ctx.scorer
         baseline = _read(run_dir / "baseline.json") or scorer.baseline()
-        graded_by = (baseline.get("metrics") or {}).get("engine")
-        if isinstance(graded_by, dict):  # what graded: name, version, precision
-            run_info["engine"] = graded_by
+        record_grader(run_info, baseline)
         service, resumed = _grade_pending(ctx, baseline["score"])
         run_info.update(status="completed", resumed={"at": utc_now(), "evaluated": resumed})
         try:

@@ -30,6 +30,7 @@ from autorl.registry import Registry, get_registry
 from autorl_runner.agent_phase import AgentPhase
 from autorl_runner.console import RunConsole
 from autorl_runner.context import RunContext
+from autorl_runner.engine import record_grader
 from autorl_runner.finish import finish, observed
 from autorl_runner.records_io import EventLog, utc_now
 from autorl_runner.scoring import Scorer, SealedScoringError, final_scoring
@@ -214,9 +215,7 @@ class Run:
                 f" on {baseline['n']} held-out examples{cached}"
             )
             events.info("baseline", score=baseline["score"], cached=baseline.get("cached"))
-            graded_by = (baseline.get("metrics") or {}).get("engine")
-            if isinstance(graded_by, dict):  # what graded: name, version, precision
-                run_info["engine"] = graded_by
+            record_grader(run_info, baseline)
             phase = AgentPhase(ctx, run_info)
             agent_phase_started = True
             try:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autorl.config import ENGINE_PRECISION_ENV, GENERATION_BACKEND_ENV
 from autorl.errors import EvaluationTimeout
 from autorl.types import CheckpointInfo, EvalRequest, ProgressFn
 from autorl_runner.baseline import baseline_key, cached_baseline
@@ -113,10 +114,10 @@ class Scorer:
         # an engine other than the default transformers path may round differently (bf16):
         # its baselines are its own, per precision (the default's key is unchanged, so its
         # cache still hits)
-        engine = os.environ.get("AUTORL_GENERATION_BACKEND", "").strip().lower()
+        engine = os.environ.get(GENERATION_BACKEND_ENV, "").strip().lower()
         if engine and engine != "transformers":
             config["engine"] = engine
-            precision = os.environ.get("AUTORL_ENGINE_PRECISION", "").strip().lower()
+            precision = os.environ.get(ENGINE_PRECISION_ENV, "").strip().lower()
             if precision and precision != "fp32":
                 config["precision"] = precision
         return baseline_key(

@@ -22,9 +22,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from autorl.config import ENGINE_PRECISION_ENV as PRECISION_ENV
+from autorl.config import ENGINE_PRECISION_REASON_ENV as REASON_ENV
+from autorl.config import ENGINE_PRECISIONS as SETTINGS
 from autorl.errors import AutorlError
 
-SETTINGS = ("fp32", "bf16", "auto")
 DEFAULT = "fp32"
 SPEEDUP = 2.0
 """``auto`` picks bf16 only when its matmul rate is at least this multiple of fp32's."""
@@ -36,12 +38,6 @@ PROBE = 256
 """A host without bf16 units ran bf16 at 0.3 GFLOP/s: one 1024^2 matmul would take 7 s. Each
 dtype is probed at this size first, and measured at it when one matmul of the full size would
 take longer than a round (:data:`SECONDS` / :data:`ROUNDS`)."""
-PRECISION_ENV = "AUTORL_ENGINE_PRECISION"
-"""The setting, as :data:`autorl_hf.generation.PRECISION_ENV`."""
-REASON_ENV = "AUTORL_ENGINE_PRECISION_REASON"
-"""Set by a run that resolved ``auto`` once at its start (:func:`pinned_env`): why it chose
-the precision it put in :data:`PRECISION_ENV`, so each evaluation records it."""
-NOT_APPLICABLE = "not applicable: the transformers path generates in the model's dtype (fp32)"
 log = logging.getLogger(__name__)
 
 
