@@ -420,6 +420,10 @@ def test_every_attack_fails_and_the_run_is_intact(
     # a daemon running during the run is allowed; outliving it is not (checked below)
     landed.pop("outlive_daemon", None)
     assert landed == {}, json.dumps(landed, indent=1)
+    # the runtime's bytecode (hard links to the harness's) was really tried, and held
+    bytecode = next(r for r in results if r["attack"] == "poison_runtime_bytecode")
+    tried = [i["item"] for i in (bytecode.get("data") or {}).get("items", [])]
+    assert bytecode["outcome"] == "blocked" and any("torch" in i for i in tried), bytecode
 
     # harness code and site-packages untouched; no agent code ran in the harness
     assert after == before
