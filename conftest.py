@@ -28,10 +28,14 @@ run against a live grader): a test using one is ``e2e``."""
 E2E_PATHS = (
     "plugins/autorl-executor-ray/tests/",  # a Ray instance in a network namespace
     "plugins/autorl-hf/tests/test_engine.py",  # the vLLM CPU engine
+    "plugins/autorl-driver-vllm/tests/test_cpu_engine_driver.py",  # a model served on it
 )
 
 GROUP_BY_FIXTURE = {"autorl_run": "analysis-runs"}
-GROUP_BY_PATH = {"plugins/autorl-hf/tests/test_engine.py": "vllm-engine"}
+GROUP_BY_PATH = {
+    "plugins/autorl-hf/tests/test_engine.py": "vllm-engine",
+    "plugins/autorl-driver-vllm/tests/test_cpu_engine_driver.py": "vllm-engine",
+}
 SHARED_SCOPES = frozenset({"module", "class", "package"})
 
 

@@ -65,6 +65,17 @@ def test_no_server_says_how_to_give_one() -> None:
     importlib.util.find_spec("vllm") is not None and shutil.which("nvidia-smi") is not None,
     reason="vLLM and a GPU are present: serve=True would really start a server",
 )
-def test_serve_without_vllm_or_gpu_is_a_clear_error() -> None:
-    with pytest.raises(DriverConfigError, match="serve=True needs"):
+def test_serve_without_a_gpu_serves_on_the_cpu_engine_which_needs_a_local_model() -> None:
+    """No GPU here: serve=True means autorl's vLLM CPU engine, which never downloads, so a hub
+    id is refused at once, saying what it takes."""
+    with pytest.raises(DriverConfigError, match="needs a model directory or an installed"):
         VLLMDriver(MODEL, env={}, serve=True)
+
+
+def test_serve_cpu_without_the_engine_built_says_how_to_build_it(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTORL_CACHE", str(tmp_path))
+    with pytest.raises(DriverConfigError, match="not built") as info:
+        VLLMDriver(str(tmp_path), env={}, serve="cpu")
+    assert "autorl engine prepare" in (info.value.hint or "")

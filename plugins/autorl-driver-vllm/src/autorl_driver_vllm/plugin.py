@@ -13,7 +13,8 @@ def autorl_register_drivers() -> list[DriverSpec]:
             name="vllm",
             factory="autorl_driver_vllm.driver:VLLMDriver",
             description="open-weight models (vllm/Qwen/Qwen3-32B) behind a vLLM OpenAI-compatible "
-            "server: base_url option or VLLM_BASE_URL, or serve=True to start one (GPU)",
+            "server: base_url option or VLLM_BASE_URL, or serve=True to start one (a GPU, else "
+            "autorl's vLLM CPU engine: vllm/smollm2-135m)",
             install="autorl-driver-vllm",
             options={"env": ["VLLM_BASE_URL", "VLLM_API_KEY"], "local": True},
         )

@@ -44,6 +44,11 @@ class VLLMServer:
         self.process: subprocess.Popen[bytes] | None = None
 
     @staticmethod
+    def gpu_ready() -> bool:
+        """vLLM importable here and a CUDA GPU present: serve=True starts a GPU server."""
+        return importlib.util.find_spec("vllm") is not None and bool(shutil.which("nvidia-smi"))
+
+    @staticmethod
     def check_available(driver: str) -> None:
         if importlib.util.find_spec("vllm") is None:
             raise DriverConfigError(

@@ -86,7 +86,11 @@ class EngineServer:
         reserved_cpus: int | None = None,
         startup_timeout_s: float = 300.0,
         engine: EngineEnv | None = None,
+        served_name: str = "model",
+        extra_args: Sequence[str] = (),
     ) -> None:
+        """``served_name``: the model name requests give (the ``vllm`` driver sends its own);
+        ``extra_args``: more of vLLM's server flags (the driver's tool-call parser)."""
         if not isinstance(kv_cache_gib, int) or kv_cache_gib < 1:
             raise ValueError(
                 f"kv_cache_gib must be a whole number of GiB >= 1, got {kv_cache_gib!r}"
@@ -94,6 +98,7 @@ class EngineServer:
         if precision not in PRECISIONS:
             raise ValueError(f"precision {precision!r}: use one of {', '.join(PRECISIONS)}")
         self.model_dir = Path(model_dir)
+        self.served_name = served_name
         self.precision = precision
         self.engine = engine or require_engine()
         self.workdir = Path(tempfile.mkdtemp(prefix="autorl-engine-"))  # 0700: ours alone
@@ -104,7 +109,7 @@ class EngineServer:
         command = [
             str(self.engine.python), str(LIFELINE), str(STOP_GRACE_S),
             str(self.engine.python), "-m", "vllm.entrypoints.openai.api_server",
-            "--model", str(self.model_dir), "--served-model-name", "model",
+            "--model", str(self.model_dir), "--served-model-name", served_name,
             "--uds", str(self.socket),
             "--enforce-eager",  # the compiled mode spent 85-110 s compiling, no faster here
             "--dtype", PRECISIONS[precision],
@@ -113,11 +118,11 @@ class EngineServer:
         ]  # fmt: skip
         if max_model_len is not None:
             command += ["--max-model-len", str(max_model_len)]
-        self.command = command
+        self.command = command + [str(a) for a in extra_args]
         started = time.monotonic()
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                command,
+                self.command,
                 stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -178,7 +183,7 @@ class EngineServer:
 
     def complete(self, prompt_ids: list[int], **params: Any) -> dict[str, Any]:
         """One completion request with token ids in; the first choice, token ids included."""
-        body = {"model": "model", "prompt": prompt_ids, "return_token_ids": True, **params}
+        body = {"model": self.served_name, "prompt": prompt_ids, "return_token_ids": True, **params}
         response = self.client.post("/v1/completions", json=body)
         if response.status_code != 200:
             raise RuntimeError(

@@ -94,6 +94,9 @@ class BaseDriver(ChatMixin):
         """Backend-specific error mapping; None falls back to the shared duck-typed one."""
         return None
 
+    def close(self) -> None:
+        """Release what the driver started (a served model); the gateway calls it on stop."""
+
     # shared ------------------------------------------------------------------------------------
 
     def _finish(self, response: ChatResponse, started: float, attempts: int) -> ChatResponse:

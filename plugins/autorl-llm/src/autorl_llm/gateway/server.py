@@ -65,3 +65,11 @@ class Gateway(Served):
         )
         server = ThreadedServer(app, what="LLM gateway", unix_socket=self.unix_socket)
         return self._serve(server, timeout)
+
+    def stop(self) -> None:
+        """Stop serving, then close the driver: a model it serves itself (``vllm`` with
+        ``serve=True``) ends with the run, not with the harness's process."""
+        super().stop()
+        close = getattr(self.driver, "close", None)
+        if callable(close):
+            close()
