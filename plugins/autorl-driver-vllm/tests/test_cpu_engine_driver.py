@@ -21,6 +21,7 @@ import autorl_model_tiny  # noqa: F401
 import autorl_task_gsm8k  # noqa: F401
 import psutil
 import pytest
+from autorl_agent_react.tools import TOOL_SPECS
 from autorl_driver_vllm.driver import VLLMDriver
 from autorl_hf.engine.env import find_engine
 from autorl_llm.drivers import ChatRequest
@@ -37,18 +38,6 @@ pytestmark = [
 
 MODEL = "smollm2-135m"
 AUTORL = str(Path(sys.executable).parent / "autorl")
-TOOL = {
-    "type": "function",
-    "function": {
-        "name": "shell",
-        "description": "Run a shell command in the workspace.",
-        "parameters": {
-            "type": "object",
-            "properties": {"command": {"type": "string"}},
-            "required": ["command"],
-        },
-    },
-}
 
 
 def engine_servers(name: str) -> list[psutil.Process]:
@@ -92,7 +81,7 @@ def test_serve_cpu_answers_chat_and_tool_requests_and_close_ends_the_engine() ->
                 [{"role": "user", "content": "List the files here with the shell tool."}],
                 max_tokens=48,
                 temperature=0.0,
-                tools=[TOOL],
+                tools=TOOL_SPECS,  # what the react agent offers
             )
         )
         assert tooled.text.strip() or tooled.tool_calls
@@ -114,7 +103,6 @@ def test_the_react_agent_runs_a_whole_run_driven_by_smollm2_on_the_engine(
 ) -> None:
     """The first run of this project with a real model as the agent's brain and no network:
     every call answered by SmolLM2 through the metering gateway, the engine gone with the run."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     command = [
         AUTORL, "run", "--task", "gsm8k", "--model", "tiny", "--agent", "react",
         "--driver", f"vllm/{MODEL}", "--driver-option", "serve=cpu",
@@ -122,15 +110,9 @@ def test_the_react_agent_runs_a_whole_run_driven_by_smollm2_on_the_engine(
         "--task-option", "train_size=20", "--task-option", "eval_size=4",
         "--budget", "420", "--runs-dir", str(tmp_path / "runs"), "--run-id", "brain",
     ]  # fmt: skip
-    proc = subprocess.run(
-        command,
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    offline = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run(command, env=offline, cwd=tmp_path, capture_output=True, timeout=900)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:].decode(errors="replace")
     run_dir = tmp_path / "runs" / "brain"
     calls = [json.loads(line) for line in (run_dir / "driver_calls.jsonl").read_text().splitlines()]
     answered = [c for c in calls if not c.get("error")]
