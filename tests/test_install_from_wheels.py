@@ -231,7 +231,7 @@ def test_the_four_distribution_install_runs_webshop_from_wheels(
         proc = subprocess.run(
             [
                 str(venv / "bin" / "autorl"), "run", "--task", "webshop", "--model", "tiny",
-                "--budget", "60", "--engine", "transformers", "--runs-dir", str(runs),
+                "--budget", "90", "--engine", "transformers", "--runs-dir", str(runs),
             ],
             capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
         )  # fmt: skip

@@ -51,7 +51,7 @@ def _config(tmp: Path, run_id: str, **scoring: Any) -> RunConfig:
             "runs_dir": str(tmp),
             "run_id": run_id,
             "task_options": OPTIONS,
-            "budget": {"wall_seconds": 40},  # two submissions, enough for every check
+            "budget": {"wall_seconds": 60},  # a scored submission even on a slow, busy machine
             "scoring": scoring,
         }
     )

@@ -15,16 +15,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from subprocess import STDOUT
 
 import autorl_model_smollm2  # noqa: F401
 import autorl_model_tiny  # noqa: F401
 import autorl_task_gsm8k  # noqa: F401
 import psutil
 import pytest
-from autorl_agent_react.tools import TOOL_SPECS
 from autorl_driver_vllm.driver import VLLMDriver
 from autorl_hf.engine.env import find_engine
-from autorl_llm.drivers import ChatRequest
 from autorl_llm.drivers.errors import DriverConfigError
 
 pytestmark = [
@@ -62,47 +61,13 @@ def test_a_model_that_is_neither_a_directory_nor_an_autorl_model_is_refused() ->
         VLLMDriver("Qwen/Qwen3-32B", env={}, serve="cpu")
 
 
-def test_serve_cpu_answers_chat_and_tool_requests_and_close_ends_the_engine() -> None:
-    driver = VLLMDriver(MODEL, env={}, serve="cpu", timeout_s=300)
-    try:
-        assert driver.server is not None and driver.server.server is None  # started on use
-        reply = driver.chat(
-            ChatRequest.from_messages(
-                [{"role": "user", "content": "What is the capital of France?"}],
-                max_tokens=24,
-                temperature=0.0,
-            )
-        )
-        assert reply.text.strip() and reply.usage.output_tokens > 0 and reply.cost_usd == 0.0
-        assert not reply.scripted
-        # an agent's every call offers tools: vLLM refuses them without a tool-call parser
-        tooled = driver.chat(
-            ChatRequest.from_messages(
-                [{"role": "user", "content": "List the files here with the shell tool."}],
-                max_tokens=48,
-                temperature=0.0,
-                tools=TOOL_SPECS,  # what the react agent offers
-            )
-        )
-        assert tooled.text.strip() or tooled.tool_calls
-        group = engine_servers(MODEL)
-        assert len({os.getpgid(p.pid) for p in group}) == 1, group  # one engine
-        for proc in group:  # its API is a unix socket; its message queues stay on loopback
-            for conn in proc.net_connections(kind="inet"):
-                assert conn.status != psutil.CONN_LISTEN or conn.laddr.ip == "127.0.0.1", conn
-    finally:
-        driver.close()
-    deadline = time.monotonic() + 20
-    while engine_servers(MODEL) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not engine_servers(MODEL)
-
-
 def test_the_react_agent_runs_a_whole_run_driven_by_smollm2_on_the_engine(
     tmp_path: Path,
 ) -> None:
     """The first run of this project with a real model as the agent's brain and no network:
-    every call answered by SmolLM2 through the metering gateway, the engine gone with the run."""
+    every call (each offering the agent's tools) answered by SmolLM2 through the metering
+    gateway, the engine's sockets loopback-only while it serves, the engine gone with the run
+    (the gateway closes its driver)."""
     command = [
         AUTORL, "run", "--task", "gsm8k", "--model", "tiny", "--agent", "react",
         "--driver", f"vllm/{MODEL}", "--driver-option", "serve=cpu",
@@ -111,13 +76,33 @@ def test_the_react_agent_runs_a_whole_run_driven_by_smollm2_on_the_engine(
         "--budget", "420", "--runs-dir", str(tmp_path / "runs"), "--run-id", "brain",
     ]  # fmt: skip
     offline = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run(command, env=offline, cwd=tmp_path, capture_output=True, timeout=900)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:].decode(errors="replace")
+    log = tmp_path / "run.log"
+    out = log.open("wb")
+    proc = subprocess.Popen(command, env=offline, cwd=tmp_path, stdout=out, stderr=STDOUT)
+    listening: list[str] = []  # the live engine's listening sockets, seen while it serves
+    try:
+        deadline = time.monotonic() + 900
+        while proc.poll() is None and time.monotonic() < deadline and not listening:
+            with contextlib.suppress(psutil.Error):
+                listening = [
+                    conn.laddr.ip
+                    for member in engine_servers(MODEL)
+                    for conn in member.net_connections(kind="inet")
+                    if conn.status == psutil.CONN_LISTEN
+                ]
+            time.sleep(0.5)
+        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        proc.kill()
+        out.close()
+    assert proc.returncode == 0, log.read_text()[-6000:]
+    # the API is a unix socket; vLLM's internal message queues listen on loopback only
+    assert listening and set(listening) == {"127.0.0.1"}, listening
     run_dir = tmp_path / "runs" / "brain"
     calls = [json.loads(line) for line in (run_dir / "driver_calls.jsonl").read_text().splitlines()]
     answered = [c for c in calls if not c.get("error")]
     assert answered, calls
-    assert all(not c.get("scripted") for c in answered)
+    assert all(not c.get("scripted") and c["request"].get("tools") for c in answered)
     assert sum(c["usage"]["output_tokens"] for c in answered) > 0
     run_info = json.loads((run_dir / "run.json").read_text())
     assert run_info["driver_usage"]["calls"] >= len(answered)
