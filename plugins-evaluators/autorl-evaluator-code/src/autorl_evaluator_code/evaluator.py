@@ -156,7 +156,7 @@ class CodeEvaluator:
         )
         generated = time.monotonic()
         engine = generator.engine  # name, version, precision (and why auto fell back)
-        generator.close()  # an engine process ends here, not when the generator is collected
+        generator.close()  # the engine is handed back now, idle for the same weights (engine.pool)
         texts = [o.text for o in outputs]
         completions = [texts[i * n : (i + 1) * n] for i in range(len(problems))]
         records, metrics = score_programs(problems, completions, protocol, cfg)

@@ -120,7 +120,7 @@ class ExactMatchEvaluator:
         )
         generated = time.monotonic()
         engine = generator.engine  # name, version, precision (and why auto fell back)
-        generator.close()  # an engine process ends here, not when the generator is collected
+        generator.close()  # the engine is handed back now, idle for the same weights (engine.pool)
 
         work_dir = Path(request.work_dir)
         work_dir.mkdir(parents=True, exist_ok=True)

@@ -188,7 +188,7 @@ class JudgeEvaluator:
         )
         generated = time.monotonic()
         engine = generator.engine  # name, version, precision (and why auto fell back)
-        generator.close()  # an engine process ends here, before the judge's calls
+        generator.close()  # the engine is handed back, idle, before the judge's calls (engine.pool)
 
         switched = [judge_prompt.is_switched(e["instruction"], cfg["side_seed"]) for e in examples]
         requests = []

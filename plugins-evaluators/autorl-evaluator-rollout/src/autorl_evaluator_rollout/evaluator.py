@@ -216,7 +216,7 @@ class RolloutEvaluator:
         seconds = time.monotonic() - loaded
         engine = getattr(generator, "engine", None)  # name, version, precision
         if hasattr(generator, "close"):
-            generator.close()  # an engine process ends here, not when the generator is collected
+            generator.close()  # the engine is handed back, idle for the same weights (engine.pool)
 
         work_dir = Path(request.work_dir)
         work_dir.mkdir(parents=True, exist_ok=True)

@@ -415,18 +415,24 @@ class Generator:
             raise ValueError(f"unknown generation backend {backend!r}: {', '.join(BACKENDS)}")
 
     def _start_cpu_engine(self) -> None:
+        """An idle engine over the same model (engine.pool), else a new one."""
+        from autorl_hf.engine import pool
         from autorl_hf.engine.backend import CPUEngineBackend
+        from autorl_hf.engine.env import require_engine
         from autorl_hf.engine.precision import resolve_from_env
 
         resolved = resolve_from_env()
-        self._engine = CPUEngineBackend(self.path, precision=resolved.precision)
+        self._pool_key = pool.model_key(self.path, resolved.precision, require_engine().root)
+        self._engine = pool.take(self._pool_key) or CPUEngineBackend(
+            self.path, precision=resolved.precision
+        )
         if resolved.setting == "auto":  # say what auto chose, and by which numbers
             self._precision = resolved.record()
         self.model, self.tokenizer = None, self._engine.tokenizer
         self.backend = "vllm-cpu"
         import weakref
 
-        weakref.finalize(self, self._engine.close)
+        self._finalizer = weakref.finalize(self, self._engine.close)
 
     @property
     def engine(self) -> dict[str, Any]:
@@ -459,8 +465,15 @@ class Generator:
         return info
 
     def close(self) -> None:
-        """Stop the engine process now (it also stops when the generator is collected)."""
-        if self._engine is not None and hasattr(self._engine, "close"):
+        """Done generating: the vLLM CPU engine is handed back to stay up, idle, for the next
+        generator over the same model (engine.pool); any other engine stops now. (A generator
+        collected without ``close`` stops its engine.)"""
+        if self.backend == "vllm-cpu" and self._engine is not None:
+            from autorl_hf.engine import pool
+
+            if self._finalizer.detach() is not None:  # handed back once
+                pool.give(self._pool_key, self._engine)
+        elif self._engine is not None and hasattr(self._engine, "close"):
             self._engine.close()
 
     def completions(

@@ -143,5 +143,9 @@ class CPUEngineBackend(TokenEngine):
             finish = "stop"
         return Completion(text=text, tokens=count, finish=finish)
 
+    def alive(self) -> bool:
+        """The engine process still runs (an idle one may be taken again: engine.pool)."""
+        return self.server.process.poll() is None
+
     def close(self) -> None:
         self.server.close()
