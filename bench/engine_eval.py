@@ -45,6 +45,17 @@ def cpu() -> dict[str, Any]:
     }
 
 
+def engine_model(prog: str, model: str) -> Path | None:
+    """The model's directory for an engine bench; None, after saying why, when the engine is
+    not built or the model cannot be had."""
+    from autorl_hf.engine.env import find_engine
+
+    if find_engine() is None:
+        print(f"{prog}: the vLLM CPU engine is not built (autorl engine prepare); not run")
+        return None
+    return registry_model(model)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = bench_parser(__doc__, "smollm2-135m")
     parser.add_argument("--prompts", type=int, default=32)
@@ -52,13 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1, help="alternating repetitions")
     parser.add_argument("--no-bf16", action="store_true", help="skip vLLM bf16")
     args = parse_bench_args(parser, argv)
-
-    from autorl_hf.engine.env import find_engine
-
-    if find_engine() is None:
-        print("engine_eval: the vLLM CPU engine is not built (autorl engine prepare); not run")
-        return 2
-    path = registry_model(args.model)
+    path = engine_model("engine_eval", args.model)
     if path is None:
         return 2
     from autorl_hf.generation import Generator

@@ -19,8 +19,8 @@ import os
 import time
 from typing import Any
 
-from benchlib import bench_parser, parse_bench_args, registry_model, report
-from engine_eval import cpu
+from benchlib import bench_parser, parse_bench_args, report
+from engine_eval import cpu, engine_model
 from eval_throughput import questions
 
 
@@ -43,13 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompts", type=int, default=16, help="per split")
     parser.add_argument("--max-new-tokens", type=int, default=48)
     args = parse_bench_args(parser, argv)
-
-    from autorl_hf.engine.env import find_engine
-
-    if find_engine() is None:
-        print("engine_reuse: the vLLM CPU engine is not built (autorl engine prepare); not run")
-        return 2
-    path = registry_model(args.model)
+    path = engine_model("engine_reuse", args.model)
     if path is None:
         return 2
     from autorl_hf.engine import pool
