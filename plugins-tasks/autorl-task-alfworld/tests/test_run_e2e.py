@@ -21,7 +21,7 @@ def test_tiny_run_completes_with_a_report(tmp_path: Path) -> None:
     options = ["eval_size=2", "max_steps=6", "train_size=16"]
     autorl_run(
         tmp_path, "alfworld", task="alfworld", model="tiny", task_option=options,
-        agent_option="sft_episodes=4", evaluator_option="max_new_tokens=16", budget=45,
+        agent_option="sft_episodes=4", evaluator_option="max_new_tokens=16", budget=75,
         env={"ALFWORLD_DATA": None}, timeout=540,
     )  # fmt: skip
     run_dir = tmp_path / "runs" / "alfworld"

@@ -19,7 +19,7 @@ def test_tiny_run_completes_with_a_report(tmp_path: Path) -> None:
         pytest.skip("the scripted agent has no deepsearchqa recipe")
     autorl_run(
         tmp_path, "dsqa", task="deepsearchqa", model="tiny", task_option="eval_size=4",
-        evaluator_option="batch_size=4", budget=45, timeout=540,
+        evaluator_option="batch_size=4", budget=70, timeout=540,
     )  # fmt: skip
     run_dir = tmp_path / "runs" / "dsqa"
     completed_summary(run_dir)
