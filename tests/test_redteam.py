@@ -62,6 +62,7 @@ MUST_RUN = {
     "import_harness_code",
     "signal_harness",
     "connect_host_ports",
+    "connect_host_sockets",
     "network_egress",
     "api_no_token",
     "api_admin_paths",
@@ -300,11 +301,28 @@ def host_port() -> Iterator[int]:
     server.close()
 
 
+@pytest.fixture
+def host_socket() -> Iterator[str]:
+    """A harness unix socket placed as the vLLM CPU engine places its API: a private (0700)
+    directory made by ``tempfile.mkdtemp`` under the host's /tmp (autorl_hf.engine.server)."""
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="autorl-engine-")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(os.path.join(folder, "api.sock"))
+    server.listen(8)
+    yield os.path.join(folder, "api.sock")
+    server.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.parametrize("sandbox", _sandboxes())
 def test_every_attack_fails_and_the_run_is_intact(
     sandbox: str,
     tmp_path: Path,
     host_port: int,
+    host_socket: str,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
     capsys: pytest.CaptureFixture[str],
@@ -347,6 +365,7 @@ def test_every_attack_fails_and_the_run_is_intact(
         "write": [str(p) for p in guarded] + [str(site_packages)],
         "harness_pid": os.getpid(),
         "host_ports": [host_port],
+        "host_sockets": [host_socket],
         "secrets": [key],
         "probe_network": True,
         "memory_probe_bytes": int(2 * MEMORY_GB * 1024**3),

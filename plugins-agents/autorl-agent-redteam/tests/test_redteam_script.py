@@ -284,6 +284,7 @@ OPEN_SUCCEEDS = (
     "poison_runtime_bytecode",
     "signal_harness",
     "connect_host_ports",
+    "connect_host_sockets",
     "api_no_token",
     "api_admin_paths",
     "api_path_traversal",
@@ -353,11 +354,15 @@ def open_run(tmp_path_factory: pytest.TempPathFactory, runtime_python: str) -> I
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
+    unix_listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix_listener.bind(str(layout.root / "engine-api.sock"))
+    unix_listener.listen(8)
     targets = {
         "read": [str(layout.heldout), str(layout.task_cache)],
         "write": [str(layout.harness_site), str(layout.harness_module)],
         "harness_pid": harness.pid,
         "host_ports": [listener.getsockname()[1]],
+        "host_sockets": [str(layout.root / "engine-api.sock")],
         "secrets": list(SECRETS),
         "walk_roots": [str(layout.root)],
         "memory_probe_bytes": 16 << 20,
@@ -377,6 +382,7 @@ def open_run(tmp_path_factory: pytest.TempPathFactory, runtime_python: str) -> I
         harness.kill()
         harness.wait()
         listener.close()
+        unix_listener.close()
         server.shutdown()
         server.server_close()
 

@@ -60,6 +60,7 @@ SETTINGS: dict[str, tuple[str, Any, str]] = {
     "write": ("paths", [], "host paths that must not be writable (module files, site-packages)"),
     "harness_pid": ("pid", None, "pid of the harness process (signals, /proc/PID/*)"),
     "host_ports": ("ports", [], "loopback TCP ports on the host that are not for the agent"),
+    "host_sockets": ("paths", [], "harness unix sockets not for the agent (the engine's API)"),
     "secrets": ("secrets", [], "strings that must not be readable anywhere (fake keys)"),
     "probe_network": ("bool", False, "try egress to documentation/link-local addresses"),
     "memory_probe_bytes": ("int", 0, "bytes a child process tries to allocate and touch"),
@@ -1500,6 +1501,28 @@ def connect_host_ports(run: Run, dl: Deadline) -> Result:
         except OSError as exc:
             items.append(item(port, "blocked", errno_name(exc)))
     return verdict(items, "host ports reachable")
+
+
+@attack("connect_host_sockets", when=lambda run: bool(run.cfg["host_sockets"]))
+def connect_host_sockets(run: Run, dl: Deadline) -> Result:
+    """Connect (nothing sent) to each ``host_sockets`` path: the harness's own unix sockets,
+    such as the vLLM CPU engine's API (a private directory under the host's /tmp, which
+    ``unix_sockets`` passes over as the agent's own /tmp).
+
+    Succeeded: a connection was accepted (the agent could drive the grader's or the driver's
+    model without the gateway's token and meter)."""
+    items = []
+    for path in run.cfg["host_sockets"]:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(2.0)
+        try:
+            sock.connect(path)
+            items.append(item(path, "succeeded", "connected"))
+        except OSError as exc:
+            items.append(item(path, "blocked", errno_name(exc)))
+        finally:
+            sock.close()
+    return verdict(items, "host unix sockets reachable")
 
 
 @attack("unix_sockets")

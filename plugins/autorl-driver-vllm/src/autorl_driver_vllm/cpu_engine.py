@@ -104,10 +104,6 @@ class CPUEngineServe:
                     ) from None
             return httpx.Client(transport=httpx.HTTPTransport(uds=str(self.server.socket)))
 
-    @property
-    def process(self) -> Any:
-        return None if self.server is None else self.server.process
-
     def stop(self) -> None:
         with self._lock:
             if self.server is not None:

@@ -38,9 +38,8 @@ def model_key(path: Path, precision: str, engine_root: Path) -> tuple[Any, ...]:
     change time of every file in it (a directory rewritten in place is another model), the
     precision and the engine build."""
     try:
-        files = sorted(
-            (f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in path.iterdir() if f.is_file()
-        )
+        stats = [(f.name, f.stat()) for f in path.iterdir() if f.is_file()]
+        files = sorted((name, st.st_size, st.st_mtime_ns) for name, st in stats)
     except OSError:  # not a directory: the engine's own start says what is wrong
         files = []
     return (str(path.resolve()), tuple(files), precision, str(engine_root))
@@ -83,11 +82,11 @@ def give(key: tuple[Any, ...], backend: Any) -> None:
 def _expire(backend: Any) -> None:
     global _idle
     with _lock:
-        if _idle is not None and _idle[1] is backend:
+        mine = _idle is not None and _idle[1] is backend
+        if mine:
             _idle = None
-        else:
-            return
-    backend.close()
+    if mine:  # else it was taken or replaced meanwhile: no longer the timer's to stop
+        backend.close()
 
 
 def close_idle() -> None:
