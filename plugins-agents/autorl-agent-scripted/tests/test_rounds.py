@@ -65,6 +65,44 @@ def test_run_rounds_times_saves_submits_and_reports(
     assert "done: best submission 2 with score 22.0" in out  # LiveGrader: 20 + id
 
 
+def test_phase_seconds_caps_each_phase_and_the_run_ends_with_its_phases(
+    common_helpers: Path,
+    tiny_model_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--phase-seconds``: a fixed amount of training under a generous budget (what a test or
+    a smoke run on a slow machine asks for); a cap below ``min_seconds`` still runs the phase."""
+    import rounds
+    import torch
+    from autorl_testing.grading import LiveGrader
+
+    grader = LiveGrader(tmp_path, wall_seconds=600, max_submissions=3)
+    try:
+        ws = grader.workspace
+        (ws / "models").mkdir()
+        (ws / "models" / "base").symlink_to(tiny_model_dir, target_is_directory=True)
+        monkeypatch.setenv("AUTORL_WORKSPACE", str(ws))
+        monkeypatch.setenv("AUTORL_GRADER_URL", grader.url)
+        monkeypatch.setenv("AUTORL_TOKEN", grader.token)
+        seen: list[float] = []
+
+        def train(run: rounds.Run, seconds: float) -> tuple[object, int]:
+            seen.append(seconds)
+            with torch.no_grad():
+                next(run.model.parameters()).add_(0.01)
+            return run.model, 1
+
+        for cap, expected in (("7", 7.0), ("1", 3.0)):
+            args = rounds.recipe_parser("test").parse_args(["--phase-seconds", cap])
+            seen.clear()
+            assert rounds.run_rounds(args, ["a"], {"a": train}, checkpoint=f"c{cap}") == 0
+            assert seen == [expected]  # min_seconds (3) is the floor of a cap
+    finally:
+        grader.close()
+    assert (ws / "output" / "c7").is_dir() and (ws / "output" / "c1").is_dir()
+
+
 def test_shares_keep_the_save_reserve(common_helpers: Path) -> None:
     import interactive
     import rounds
@@ -93,7 +131,7 @@ def test_recipe_parser_has_the_shared_flags(
     monkeypatch.setenv("RECIPE_MODE", "full")
     args = rounds.recipe_parser("t", margin=0.06).parse_args([])
     shared = {"mode": "full", "lora_r": 16, "margin": 0.06, "min_margin": 8.0, "seed": 3}
-    assert vars(args) == {**shared, "deepspeed": None, "processes": None}
+    assert vars(args) == {**shared, "deepspeed": None, "processes": None, "phase_seconds": None}
     monkeypatch.setenv("RECIPE_DEEPSPEED", "zero3")
     args = rounds.recipe_parser("t").parse_args(["--processes", "2"])
     assert (args.deepspeed, args.processes) == ("zero3", 2)

@@ -20,10 +20,10 @@ AUTORL = str(Path(sys.executable).parent / "autorl")
 SCRIPTED = (
     "--agent-option", "rounds=1", "--agent-option", "max_length=128",
     "--agent-option", "min_margin=4", "--agent-option", "margin=0.05",
-    "--agent-option", "sft_epochs=0.1",
+    "--agent-option", "sft_epochs=0.1", "--agent-option", "phase_seconds=6",
 )  # fmt: skip
 MIXED = (
-    "--budget", "90", *SCRIPTED, "--agent-option", "grpo_steps=1",
+    "--budget", "150", *SCRIPTED, "--agent-option", "grpo_steps=1",
     "--agent-option", "grpo_generations=2", "--agent-option", "grpo_prompts=1",
     "--agent-option", "grpo_max_new_tokens=8",
 )  # fmt: skip
@@ -50,7 +50,7 @@ def behaving(autorl_run: RunFn, behaviour: str) -> Path:
 
 
 def test_sft_only_recipe_is_attributed_sft(autorl_run: RunFn) -> None:
-    run_dir, _ = autorl_run("sft", "--budget", "30", *SCRIPTED, "--agent-option", "no_grpo=true")
+    run_dir, _ = autorl_run("sft", "--budget", "120", *SCRIPTED, "--agent-option", "no_grpo=true")
     a = analysis_of(run_dir)
     assert a["route"]["label"] == "sft" and a["route"]["methods"] == ["sft"]
     assert a["best_route"]["label"] == "sft"
@@ -73,7 +73,7 @@ def test_sft_only_recipe_is_attributed_sft(autorl_run: RunFn) -> None:
     # known only to `autorl report` afterwards)
     t = a["overhead"]
     phases = ("setup", "sandbox_start", "agent", "evaluation_after_agent")
-    assert all(t[k] >= 0 for k in phases) and 0 < t["agent"] <= 35
+    assert all(t[k] >= 0 for k in phases) and 0 < t["agent"] <= 125
     assert abs(sum(t[k] for k in phases) - t["total"]) < 1.0
     assert t["harness"] == round(t["total"] - t["agent"], 1) and t["evaluation"] > 0
     assert "### Where the wall time went" in (run_dir / "report" / "report.md").read_text()

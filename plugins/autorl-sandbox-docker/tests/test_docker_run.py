@@ -15,7 +15,8 @@ AUTORL = str(Path(sys.executable).parent / "autorl")
 def test_tiny_run_in_docker(tmp_path: Path, docker_engine: str) -> None:
     argv = [
         AUTORL, "run", "--task", "gsm8k", "--model", "tiny", "--sandbox", "docker",
-        "--budget", "45", "--task-option", "train_size=40", "--task-option", "eval_size=20",
+        "--budget", "240", "--agent-option", "rounds=1", "--agent-option", "phase_seconds=8",
+        "--task-option", "train_size=40", "--task-option", "eval_size=20",
         "--runs-dir", str(tmp_path / "runs"), "--run-id", "docker",
     ]  # fmt: skip
     done = subprocess.run(

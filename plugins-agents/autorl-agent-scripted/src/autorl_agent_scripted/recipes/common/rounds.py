@@ -6,7 +6,8 @@ A task's ``recipe.py`` loads its data, writes one function per kind of phase (``
 1. ``GET /budget``: the time left and the submissions left; it works until ``remaining -
    margin`` (``--margin`` of the budget, at least ``--min-margin`` seconds);
 2. loads ``models/base`` (fp32 on CPU, bf16 on a GPU) into :class:`Run`;
-3. runs the phases in order, each for its share of the time left (``share``), while
+3. runs the phases in order, each for its share of the time left (``share``, at most
+   ``--phase-seconds``), while
    submissions and time last; after a phase with at least one step: merge, save
    ``output/<checkpoint>`` atomically, ``POST /submit`` without waiting (the grader evaluates
    while the next phase trains);
@@ -78,6 +79,13 @@ def recipe_parser(
         help="share of the budget kept free at the end (at least --min-margin s)",
     )
     p.add_argument("--min-margin", type=float, default=8.0)
+    p.add_argument(
+        "--phase-seconds",
+        type=float,
+        default=None,
+        help="cap on each phase's seconds (default: its share of the budget); the run ends "
+        "when its phases are done, however much budget is left",
+    )
     p.add_argument("--seed", type=int, default=int(env("AUTORL_SEED", "0") or 0))
     return p
 
@@ -178,6 +186,8 @@ def run_rounds(
             log("no submissions left: stopping")
             break
         seconds = share(run, phase)
+        if args.phase_seconds is not None and seconds >= min_seconds:
+            seconds = min(seconds, max(min_seconds, args.phase_seconds))
         if seconds < min_seconds:
             log(f"{clock.left():.0f}s left: not enough for another {phase} {label}")
             break
