@@ -29,12 +29,14 @@ E2E_PATHS = (
     "plugins/autorl-executor-ray/tests/",  # a Ray instance in a network namespace
     "plugins/autorl-hf/tests/test_engine.py",  # the vLLM CPU engine
     "plugins/autorl-driver-vllm/tests/test_cpu_engine_driver.py",  # a model served on it
+    "tests/test_run_on_engine.py",  # a run graded by it
 )
 
 GROUP_BY_FIXTURE = {"autorl_run": "analysis-runs"}
 GROUP_BY_PATH = {
     "plugins/autorl-hf/tests/test_engine.py": "vllm-engine",
     "plugins/autorl-driver-vllm/tests/test_cpu_engine_driver.py": "vllm-engine",
+    "tests/test_run_on_engine.py": "vllm-engine",
 }
 SHARED_SCOPES = frozenset({"module", "class", "package"})
 

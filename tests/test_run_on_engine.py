@@ -32,8 +32,22 @@ pytestmark = [
 ]
 
 
+def fresh_baselines(tmp_path: Path) -> Path:
+    """A cache root that shares this one's converted models and engine build, nothing else:
+    the run must grade its base on the engine whatever ran before (no cached baseline), and
+    builds its own agent runtime (the sandbox mounts the real path of a cached one)."""
+    from autorl.paths import cache_dir
+
+    root = tmp_path / "cache"
+    root.mkdir()
+    for name in ("models", "engines"):
+        (root / name).symlink_to(cache_dir(name))
+    return root
+
+
 def test_a_webshop_run_is_graded_by_the_engine(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "AUTORL_CACHE": str(fresh_baselines(tmp_path))}
     argv = [
         AUTORL, "run", "--task", "webshop", "--model", "smollm2-135m", "--engine", "vllm",
         "--engine-precision", "fp32", "--max-submissions", "1", "--budget", "300",
@@ -43,9 +57,7 @@ def test_a_webshop_run_is_graded_by_the_engine(tmp_path: Path) -> None:
         "--agent-option", "phase_seconds=5", "--agent-option", "sft_batch_size=2",
         "--runs-dir", str(runs), "--run-id", "engine",
     ]  # fmt: skip
-    done = subprocess.run(
-        argv, capture_output=True, text=True, timeout=900, env={**os.environ, "HF_HUB_OFFLINE": "1"}
-    )
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=env)
     run_dir = runs / "engine"
     log = (run_dir / "agent.log").read_text() if (run_dir / "agent.log").exists() else ""
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:] + log[-2000:]
@@ -63,9 +75,7 @@ def test_a_webshop_run_is_graded_by_the_engine(tmp_path: Path) -> None:
     assert len(episodes) == dev and all(e["done"] and 1 <= e["steps"] <= 4 for e in episodes)
     assert any(e["steps"] > 1 for e in episodes), "multi-turn episodes: a reply, then the next"
 
-    rows = [
-        json.loads(line) for line in (run_dir / "submissions.jsonl").read_text().splitlines()
-    ]
+    rows = [json.loads(line) for line in (run_dir / "submissions.jsonl").read_text().splitlines()]
     scored = [r for r in rows if r.get("status") == "scored"]
     assert scored, log[-2000:]
     summary = json.loads((run_dir / "report" / "summary.json").read_text())

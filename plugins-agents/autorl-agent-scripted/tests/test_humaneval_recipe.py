@@ -239,7 +239,8 @@ def test_tiny_humaneval_run_submits_a_scored_checkpoint(tmp_path: Path) -> None:
     # first 20 of the 82 eval problems (the baseline's evaluation of all 82 took 54 s of the
     # test's 157; with 20 the test took 93 s)
     argv += ["--runs-dir", str(tmp_path / "runs"), "--run-id", "he"]
-    argv += ["--budget", "45", "--max-submissions", "1", "--evaluator-option", "limit=20"]
+    argv += ["--budget", "240", "--max-submissions", "1", "--evaluator-option", "limit=20"]
+    argv += ["--agent-option", "phase_seconds=15"]  # the budget is a guard: a busy host trains
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     run_dir = tmp_path / "runs" / "he"

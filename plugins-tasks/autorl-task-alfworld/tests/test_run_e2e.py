@@ -21,7 +21,8 @@ def test_tiny_run_completes_with_a_report(tmp_path: Path) -> None:
     options = ["eval_size=2", "max_steps=6", "train_size=16"]
     autorl_run(
         tmp_path, "alfworld", task="alfworld", model="tiny", task_option=options,
-        agent_option="sft_episodes=4", evaluator_option="max_new_tokens=16", budget=75,
+        agent_option=["sft_episodes=4", "phase_seconds=10"], evaluator_option="max_new_tokens=16",
+        budget=240,  # a guard: the phases are capped, a busy host still gets its submissions
         env={"ALFWORLD_DATA": None}, timeout=540,
     )  # fmt: skip
     run_dir = tmp_path / "runs" / "alfworld"

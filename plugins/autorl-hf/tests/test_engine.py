@@ -205,7 +205,8 @@ def test_engine_listens_on_loopback_only_and_dies_with_the_harness(
     smollm2_dir: Path, tmp_path: Path
 ) -> None:
     """A harness process starts the engine, forks a child that lives on, and is SIGKILLed: the
-    engine's group goes too (the forked child does not hold its lifeline)."""
+    engine's group goes too (the forked child does not hold its lifeline), and so does its
+    private directory (the lifeline removes it)."""
     harness = textwrap.dedent(
         f"""
         import os, sys, time
@@ -248,6 +249,7 @@ def test_engine_listens_on_loopback_only_and_dies_with_the_harness(
         while _group_members(group) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert not _group_members(group), "the engine outlived its harness"
+        assert not Path(socket_path).parent.exists(), "its socket and log directory stayed"
         assert _alive(forked), "the forked child should still run (it only sleeps)"
     finally:
         if proc.poll() is None:

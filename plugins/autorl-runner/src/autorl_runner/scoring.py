@@ -9,6 +9,7 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -305,14 +306,23 @@ def final_scoring(
     dev = _dev_result(scored[sid], baseline) if sid in scored else None
     dev_se = score_se(dev) if dev else None
     note("sealed_evaluation_started", selected=sid, rule=selection.get("rule"))
+    base: list[dict[str, Any]] = []
+
+    def base_result() -> dict[str, Any]:
+        if not base:
+            base.append(scorer.test_baseline())
+        return base[0]
+
     try:
-        test_base = scorer.test_baseline()
+        # the selected checkpoint first: its dev evaluation just handed its engine back, idle
+        # (autorl_hf.engine.pool), so it runs without an engine start; the base's comes last
         results: dict[int, dict[str, Any]] = {}
         wanted = [sid] if sid is not None else []
         if test_all:
             wanted += [s for s in sorted(scored) if s != sid]
         for one in wanted:
-            results[one] = _sealed_one(scorer, one, scored.get(one, {}), selection, test_base)
+            results[one] = _sealed_one(scorer, one, scored.get(one, {}), selection, base_result)
+        test_base = base_result()
     except SealedScoringError:
         raise
     except Exception as exc:
@@ -360,14 +370,14 @@ def _sealed_one(
     sid: int,
     entry: dict[str, Any],
     selection: dict[str, Any],
-    test_base: dict[str, Any],
+    test_base: Callable[[], dict[str, Any]],
 ) -> dict[str, Any]:
     """One scored submission on the sealed split: a copy of the base is the baseline's test
-    result; any other is evaluated from its kept graded directory."""
+    result (``test_base()``); any other is evaluated from its kept graded directory."""
     if entry.get("copy_of_base") or (
         sid == selection.get("submission_id") and selection.get("copy_of_base")
     ):
-        return test_base
+        return test_base()
     kept = (selection.get("scored") or {}).get(sid)
     if sid == selection.get("submission_id") and selection.get("graded_dir"):
         kept = selection["graded_dir"]

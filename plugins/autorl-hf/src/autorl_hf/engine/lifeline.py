@@ -8,13 +8,16 @@ processes it spawned stay in it), waits a grace period, then SIGKILLs the group,
 Nothing of the engine outlives the harness. Standard library only: it runs in the engine's
 environment, which has no autorl package.
 
-Usage: ``python lifeline.py GRACE_S COMMAND ARG...``
+Usage: ``python lifeline.py GRACE_S [--remove DIR] COMMAND ARG...``: with ``--remove``, the
+directory (the engine's private socket and log directory) goes with the group, so a killed
+harness leaves nothing of the engine behind, not even its files in ``/tmp``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +25,7 @@ import threading
 import time
 
 
-def _end_group(child: subprocess.Popen[bytes], grace_s: float) -> None:
+def _end_group(child: subprocess.Popen[bytes], grace_s: float, remove: str | None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the group's SIGTERM is for the others
     group = os.getpgrp()
     with contextlib.suppress(ProcessLookupError):
@@ -30,17 +33,21 @@ def _end_group(child: subprocess.Popen[bytes], grace_s: float) -> None:
     deadline = time.monotonic() + grace_s
     while child.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
+    if remove:
+        shutil.rmtree(remove, ignore_errors=True)
     os.killpg(group, signal.SIGKILL)  # the stragglers, and this process: nothing survives
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 3:
-        sys.stderr.write("usage: lifeline.py GRACE_S COMMAND ARG...\n")
+    remove = argv[3] if len(argv) > 3 and argv[2] == "--remove" else None
+    command = argv[4:] if remove else argv[2:]
+    if len(argv) < 3 or not command:
+        sys.stderr.write("usage: lifeline.py GRACE_S [--remove DIR] COMMAND ARG...\n")
         return 2
     grace_s = float(argv[1])
     if os.getpgrp() != os.getpid():
         os.setpgid(0, 0)  # lead a group of our own, so killpg never reaches the parent
-    child = subprocess.Popen(argv[2:], stdin=subprocess.DEVNULL)
+    child = subprocess.Popen(command, stdin=subprocess.DEVNULL)
     closed = threading.Event()
 
     def watch() -> None:
@@ -55,7 +62,7 @@ def main(argv: list[str]) -> int:
     while child.poll() is None and not closed.wait(0.5):
         pass
     code = child.poll()
-    _end_group(child, grace_s)
+    _end_group(child, grace_s, remove)
     return 0 if code is None else code  # not reached: the SIGKILL above ends this process
 
 

@@ -108,6 +108,7 @@ class EngineServer:
             reserved_cpus = 1 if (os.cpu_count() or 1) > 1 else 0
         command = [
             str(self.engine.python), str(LIFELINE), str(STOP_GRACE_S),
+            "--remove", str(self.workdir),
             str(self.engine.python), "-m", "vllm.entrypoints.openai.api_server",
             "--model", str(self.model_dir), "--served-model-name", served_name,
             "--uds", str(self.socket),
