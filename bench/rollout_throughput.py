@@ -7,13 +7,18 @@ This measures what each buys on the current machine, with the real evaluator:
 
 1. ``lockstep``: batch ``--batch-size``, prefix cache on (the default configuration);
 2. ``one-at-a-time``: batch 1, prefix cache on;
-3. ``plain``: batch 1, plain ``generate`` (no prefix cache): the naive loop.
+3. ``plain``: batch 1, plain ``generate`` (no prefix cache): the naive loop;
+4. ``engine``: batch ``--batch-size`` on the vLLM CPU engine (its own prefix caching; needs
+   ``autorl engine prepare``), its start counted apart (``load_seconds``) and in the end-to-end
+   ratio.
 
     .venv/bin/python bench/rollout_throughput.py                        # tiny, 32 sessions, compact
     .venv/bin/python bench/rollout_throughput.py --model smollm2-135m --sessions 8
     .venv/bin/python bench/rollout_throughput.py --prompt react         # the reference prompt
     .venv/bin/python bench/rollout_throughput.py --task alfworld --model smollm2-135m \
         --sessions 16 --max-steps 10 --max-new-tokens 40 --modes lockstep
+    .venv/bin/python bench/rollout_throughput.py --model smollm2-135m --sessions 40 \
+        --modes lockstep,engine                                         # issue #33's bench
 
 Greedy decoding: every mode must play the same actions; the script says whether they did.
 
@@ -31,9 +36,12 @@ held-out games) prepared as a run prepares it, with ``--max-steps``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +72,33 @@ def play(model_dir: Path, prepared: Any, work: Path, **config: Any) -> dict[str,
     result = rollout_eval(model_dir, prepared, work, **config)
     actions = [json.loads(line)["actions"] for line in result.details_path.read_text().splitlines()]
     return {"score": result.score, "metrics": dict(result.metrics), "actions": actions}
+
+
+@contextlib.contextmanager
+def generation_backend(backend: str | None) -> Iterator[None]:
+    """The evaluator's generation backend for one mode (``None``: the default), restored after;
+    an engine handed back idle is stopped, so the next mode runs on a quiet machine."""
+    from autorl.config import GENERATION_BACKEND_ENV
+
+    before = os.environ.get(GENERATION_BACKEND_ENV)
+    if backend is not None:
+        os.environ[GENERATION_BACKEND_ENV] = backend
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(GENERATION_BACKEND_ENV, None)
+        else:
+            os.environ[GENERATION_BACKEND_ENV] = before
+        if backend is not None:
+            from autorl_hf.engine import pool
+
+            pool.close_idle()
+
+
+def end_to_end(metrics: dict[str, Any]) -> float:
+    """An evaluation's seconds with the model's load (or the engine's start)."""
+    return float(metrics["seconds"]) + float(metrics.get("load_seconds", 0.0))
 
 
 def matmul_gflops(seconds: float = 3.0) -> float:
@@ -128,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--modes",
         default="lockstep,one-at-a-time,plain",
-        help="comma-separated, lockstep first (default: all three)",
+        help="comma-separated, lockstep first (default: lockstep,one-at-a-time,plain; "
+        "engine: the vLLM CPU engine)",
     )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
@@ -141,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         "lockstep": {"batch_size": args.batch_size, "prefix_cache": True},
         "one-at-a-time": {"batch_size": 1, "prefix_cache": True},
         "plain": {"batch_size": 1, "prefix_cache": False},
+        "engine": {"batch_size": args.batch_size, "prefix_cache": True, "backend": "vllm-cpu"},
     }
     names = [m.strip() for m in args.modes.split(",") if m.strip()]
     if not names or names[0] != "lockstep" or any(m not in every for m in names):
@@ -153,12 +190,15 @@ def main(argv: list[str] | None = None) -> int:
             prepared = prepared_alfworld(Path(tmp) / "task", args.sessions, args.max_steps)
         else:
             prepared = prepared_webshop(Path(tmp) / "task", args.prompt, args.max_steps)
-        for name, extra in modes.items():
+        for name, mode in modes.items():
+            extra = {k: v for k, v in mode.items() if k != "backend"}
             print(
-                f"{name}: batch {extra['batch_size']}, prefix cache {extra['prefix_cache']}...",
+                f"{name}: batch {extra['batch_size']}, prefix cache {extra['prefix_cache']}, "
+                f"{mode.get('backend', 'transformers')}...",
                 flush=True,
             )
-            results[name] = play(model_path, prepared, Path(tmp) / name, **common, **extra)
+            with generation_backend(mode.get("backend")):
+                results[name] = play(model_path, prepared, Path(tmp) / name, **common, **extra)
     first = results["lockstep"]
     print(
         f"\nmodel {args.model}, {args.sessions} {args.task} eval sessions"
@@ -166,15 +206,15 @@ def main(argv: list[str] | None = None) -> int:
         f"max {args.max_steps} steps, {args.max_new_tokens} new tokens per reply, greedy"
     )
     print(
-        f"{'mode':<22} {'batch':>5} {'episodes/s':>11} {'seconds':>8} {'turns':>6} "
-        f"{'tokens':>7} {'success':>8}"
+        f"{'mode':<22} {'batch':>5} {'episodes/s':>11} {'seconds':>8} {'load s':>7} "
+        f"{'turns':>6} {'tokens':>7} {'success':>8}"
     )
     for name, result in results.items():
         m = result["metrics"]
         print(
             f"{name:<22} {modes[name]['batch_size']:>5} {m['episodes_per_second']:>11.3f} "
-            f"{m['seconds']:>8.1f} {m['turns']:>6} {m['generated_tokens']:>7} "
-            f"{result['score']:>7.1f}%"
+            f"{m['seconds']:>8.1f} {m.get('load_seconds', 0.0):>7.1f} {m['turns']:>6} "
+            f"{m['generated_tokens']:>7} {result['score']:>7.1f}%"
         )
     summary: dict[str, Any] = {
         "model": args.model,
@@ -194,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         summary[f"speedup_vs_{name}"] = round(ratio, 2)
         summary[f"same_actions_as_{name}"] = same
         print(f"lockstep vs {name}: {ratio:.1f}x episodes/s; same actions: {same}")
+        if "load_seconds" in result["metrics"]:
+            whole = end_to_end(result["metrics"]) / end_to_end(first["metrics"])
+            summary[f"end_to_end_vs_{name}"] = round(whole, 2)
+            print(f"lockstep vs {name}, load/start included: {whole:.2f}x")
     body, head = model_sizes(model_path)
     line = roofline(first["metrics"], body, head, matmul_gflops())
     summary["roofline"] = line

@@ -3,7 +3,7 @@ rollout evaluator's multi-turn episodes (baseline and the agent's submission) ge
 engine, fp32, and nothing of it left once the run has ended.
 
 The tiny model cannot run on the engine (head_dim 40: ``test_engine.py``), so this run uses the
-smallest model that can; small options keep it bounded (6 held-out sessions of at most 4 steps,
+smallest model that can; small options keep it bounded (4 held-out sessions of at most 4 steps,
 one SFT phase of a few seconds, one submission). Needs the engine environment (``autorl engine
 prepare``; ``make test`` builds it and sets ``AUTORL_REQUIRE_ENGINE=1``).
 """
@@ -21,7 +21,7 @@ import pytest
 from autorl_hf.engine.env import find_engine
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
-EVAL_SIZE = 6
+EVAL_SIZE = 4
 
 pytestmark = [
     pytest.mark.slow,
@@ -33,14 +33,14 @@ pytestmark = [
 
 
 def fresh_baselines(tmp_path: Path) -> Path:
-    """A cache root that shares this one's converted models and engine build, nothing else:
-    the run must grade its base on the engine whatever ran before (no cached baseline), and
-    builds its own agent runtime (the sandbox mounts the real path of a cached one)."""
+    """A cache root that shares this one's converted models, engine build and agent runtime
+    (symlinks: the sandbox mounts the runtime's real path), not its baselines: the run must
+    grade its base on the engine, whatever ran before."""
     from autorl.paths import cache_dir
 
     root = tmp_path / "cache"
     root.mkdir()
-    for name in ("models", "engines"):
+    for name in ("models", "engines", "runtime"):
         (root / name).symlink_to(cache_dir(name))
     return root
 

@@ -259,7 +259,9 @@ def build_runtime(extra: Iterable[str] = (), cache: Path | None = None) -> Runti
             hint=f"pip install {' '.join(unknown)}",
         )
     dists = closure((*TRAINING_STACK, *extra), installed)
-    root_dir = cache or cache_dir("runtime")
+    # the real path: a sandbox mounts the runtime where it lies, and a cache behind a symlink
+    # ($AUTORL_CACHE or runtime/ itself) would name a path the sandbox does not have
+    root_dir = (cache or cache_dir("runtime")).resolve()
     target = root_dir / _digest(dists)
     python = target / "bin" / "python"
     runtime = Runtime(
