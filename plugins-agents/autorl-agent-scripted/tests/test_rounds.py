@@ -6,8 +6,20 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
+
+
+def recipe_workspace(grader: Any, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The live grader's workspace with ``models/base``, and the recipe's environment set."""
+    ws = grader.workspace
+    (ws / "models").mkdir()
+    (ws / "models" / "base").symlink_to(model_dir, target_is_directory=True)
+    monkeypatch.setenv("AUTORL_WORKSPACE", str(ws))
+    monkeypatch.setenv("AUTORL_GRADER_URL", grader.url)
+    monkeypatch.setenv("AUTORL_TOKEN", grader.token)
+    return Path(ws)
 
 
 def test_run_rounds_times_saves_submits_and_reports(
@@ -23,12 +35,7 @@ def test_run_rounds_times_saves_submits_and_reports(
 
     grader = LiveGrader(tmp_path, wall_seconds=600, max_submissions=2)
     try:
-        ws = grader.workspace
-        (ws / "models").mkdir()
-        (ws / "models" / "base").symlink_to(tiny_model_dir, target_is_directory=True)
-        monkeypatch.setenv("AUTORL_WORKSPACE", str(ws))
-        monkeypatch.setenv("AUTORL_GRADER_URL", grader.url)
-        monkeypatch.setenv("AUTORL_TOKEN", grader.token)
+        ws = recipe_workspace(grader, tiny_model_dir, monkeypatch)
         seen: list[tuple[str, int, int, float]] = []
 
         def phase(name: str, steps: int) -> rounds.Phase:
@@ -79,12 +86,7 @@ def test_phase_seconds_caps_each_phase_and_the_run_ends_with_its_phases(
 
     grader = LiveGrader(tmp_path, wall_seconds=600, max_submissions=3)
     try:
-        ws = grader.workspace
-        (ws / "models").mkdir()
-        (ws / "models" / "base").symlink_to(tiny_model_dir, target_is_directory=True)
-        monkeypatch.setenv("AUTORL_WORKSPACE", str(ws))
-        monkeypatch.setenv("AUTORL_GRADER_URL", grader.url)
-        monkeypatch.setenv("AUTORL_TOKEN", grader.token)
+        ws = recipe_workspace(grader, tiny_model_dir, monkeypatch)
         seen: list[float] = []
 
         def train(run: rounds.Run, seconds: float) -> tuple[object, int]:
