@@ -220,3 +220,42 @@ def test_grpo_runs_with_the_kit_reward(gsm8k_workspace: Path) -> None:
     assert steps == 1
     save_checkpoint(trained, tokenizer, gsm8k_workspace / "output" / "v2")
     assert (gsm8k_workspace / "output" / "v2" / "config.json").is_file()
+
+
+FAKE_WORKER = """
+import json, sys
+from pathlib import Path
+job = json.loads(Path(sys.argv[1]).read_text())
+tries = Path(job["out"]) / "tries"
+tries.write_text(str(int(tries.read_text()) + 1) if tries.exists() else "1")
+if job["fail"] == "port" and tries.read_text() == "1":
+    print("torch.distributed.DistNetworkError: ... code: -98, name: EADDRINUSE")
+    sys.exit(1)
+if job["fail"] == "other":
+    print("RuntimeError: something else")
+    sys.exit(1)
+(Path(job["out"]) / "deepspeed_result.json").write_text(json.dumps({"steps": 1}))
+"""
+
+
+@pytest.mark.parametrize(("fail", "tries"), [("port", 2), ("other", 1)])
+def test_a_rendezvous_port_taken_before_its_bind_is_retried(
+    common_helpers: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail: str, tries: int
+) -> None:
+    """The port picked free can be taken by another process before the rendezvous binds it (CI:
+    EADDRINUSE on a busy host): the launch runs again on a new port; any other failure raises
+    at once, with the log's tail."""
+    import deepspeed_sft
+
+    (tmp_path / "fake_worker.py").write_text(FAKE_WORKER)
+    monkeypatch.setattr(deepspeed_sft, "__file__", str(tmp_path / "deepspeed_sft.py"))
+    out = tmp_path / "out"
+    out.mkdir()
+    job = {"out": str(out), "fail": fail}
+    log = tmp_path / "deepspeed.log"
+    if fail == "port":
+        assert deepspeed_sft.launch(job, 1, log, worker="fake_worker.py") == {"steps": 1}
+    else:
+        with pytest.raises(RuntimeError, match="something else"):
+            deepspeed_sft.launch(job, 1, log, worker="fake_worker.py")
+    assert (out / "tries").read_text() == str(tries)

@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 STAGES = {"zero2": 2, "zero3": 3}
+PORT_ATTEMPTS = 3
+"""Launches tried while the rendezvous port, free when picked, is taken before it is bound (a
+busy host's other processes: the port is picked by binding port 0 and closing it)."""
 
 
 def free_port() -> int:
@@ -46,25 +49,38 @@ def launch(
     job_path = Path(job["out"]).with_suffix(".job.json")
     job_path.write_text(json.dumps(job), encoding="utf-8")
     here = str(Path(__file__).resolve().with_name(worker) if worker else Path(__file__).resolve())
-    if processes <= 1:
-        argv = [sys.executable, here, str(job_path)]
-    else:
-        argv = [
-            sys.executable, "-m", "accelerate.commands.launch",
-            "--num_processes", str(processes), "--num_machines", "1",
-            "--main_process_ip", "127.0.0.1", "--main_process_port", str(free_port()),
-            "--use_deepspeed", "--zero_stage", str(job["stage"]),
-            "--mixed_precision", "no", here, str(job_path),
-        ]  # fmt: skip
     env = {**os.environ, "DS_ACCELERATOR": os.environ.get("DS_ACCELERATOR", "") or _accel()}
-    with log_path.open("a", encoding="utf-8") as log:
-        done = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
+    for attempt in range(PORT_ATTEMPTS):
+        if processes <= 1:  # the worker picks its rendezvous port itself (MASTER_PORT)
+            argv = [sys.executable, here, str(job_path)]
+        else:
+            argv = [
+                sys.executable, "-m", "accelerate.commands.launch",
+                "--num_processes", str(processes), "--num_machines", "1",
+                "--main_process_ip", "127.0.0.1", "--main_process_port", str(free_port()),
+                "--use_deepspeed", "--zero_stage", str(job["stage"]),
+                "--mixed_precision", "no", here, str(job_path),
+            ]  # fmt: skip
+        start = log_path.stat().st_size if log_path.exists() else 0
+        with log_path.open("a", encoding="utf-8") as log:
+            done = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, env=env, check=False)
+        if done.returncode == 0 or not _port_taken(log_path, start):
+            break
+        # the free port was taken between our check and the rendezvous's bind: another port
+        print(f"  rendezvous port taken (attempt {attempt + 1}): retrying", flush=True)
     result = Path(job["out"]) / "deepspeed_result.json"
     if done.returncode != 0 or not result.is_file():
         tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
         name = Path(here).stem
         raise RuntimeError(f"{name} failed (exit {done.returncode}): " + " | ".join(tail))
     return json.loads(result.read_text(encoding="utf-8"))
+
+
+def _port_taken(log_path: Path, start: int) -> bool:
+    """Whether the attempt logged from byte ``start`` failed to bind its rendezvous port."""
+    with log_path.open("rb") as log:
+        log.seek(start)
+        return b"EADDRINUSE" in log.read()
 
 
 def _accel() -> str:
