@@ -1511,18 +1511,21 @@ def connect_host_sockets(run: Run, dl: Deadline) -> Result:
 
     Succeeded: a connection was accepted (the agent could drive the grader's or the driver's
     model without the gateway's token and meter)."""
-    items = []
-    for path in run.cfg["host_sockets"]:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(2.0)
-        try:
-            sock.connect(path)
-            items.append(item(path, "succeeded", "connected"))
-        except OSError as exc:
-            items.append(item(path, "blocked", errno_name(exc)))
-        finally:
-            sock.close()
+    items = [unix_connect(path, path, 2.0) for path in run.cfg["host_sockets"]]
     return verdict(items, "host unix sockets reachable")
+
+
+def unix_connect(address: str, name: str, timeout: float) -> dict[str, Any]:
+    """One connect (nothing sent) to a unix socket: ``name``'s item, succeeded or blocked."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(address)
+        return item(name, "succeeded", "connected")
+    except OSError as exc:
+        return item(name, "blocked", errno_name(exc))
+    finally:
+        sock.close()
 
 
 @attack("unix_sockets")
@@ -1551,15 +1554,7 @@ def unix_sockets(run: Run, dl: Deadline) -> Result:
         ):
             continue
         address = "\0" + name[1:] if name.startswith("@") else name
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(1.0)
-        try:
-            sock.connect(address)
-            items.append(item(name, "succeeded", "connected"))
-        except OSError as exc:
-            items.append(item(name, "blocked", errno_name(exc)))
-        finally:
-            sock.close()
+        items.append(unix_connect(address, name, 1.0))
     if not items:
         return blocked(f"no foreign unix socket listed ({len(names)} sockets in /proc/net/unix)")
     return verdict(items, "unix sockets reachable")

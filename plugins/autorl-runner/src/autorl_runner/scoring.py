@@ -5,6 +5,7 @@ evaluation time, so no checkpoint can hold the grader (docs/security.md)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -306,13 +307,7 @@ def final_scoring(
     dev = _dev_result(scored[sid], baseline) if sid in scored else None
     dev_se = score_se(dev) if dev else None
     note("sealed_evaluation_started", selected=sid, rule=selection.get("rule"))
-    base: list[dict[str, Any]] = []
-
-    def base_result() -> dict[str, Any]:
-        if not base:
-            base.append(scorer.test_baseline())
-        return base[0]
-
+    base_result = functools.cache(scorer.test_baseline)  # once, and only when needed
     try:
         # the selected checkpoint first: its dev evaluation just handed its engine back, idle
         # (autorl_hf.engine.pool), so it runs without an engine start; the base's comes last
