@@ -600,21 +600,23 @@ class GradingService:
         )
         self._scored(sub, self.baseline_score, reason=sub.reason)
 
-    def _scored(self, sub: Submission, score: float, **fields: Any) -> None:
+    def _scored(self, sub: Submission, score: float, wake: bool = True, **fields: Any) -> None:
         sub.score = score
-        self._finish(sub, "scored", score=score, copy_of_base=sub.copy_of_base, **fields)
+        self._finish(sub, "scored", wake=wake, score=score, copy_of_base=sub.copy_of_base, **fields)
 
-    def _fail(self, sub: Submission, reason: str, **fields: Any) -> None:
+    def _fail(self, sub: Submission, reason: str, wake: bool = True, **fields: Any) -> None:
         sub.reason = reason
-        self._finish(sub, "failed", reason=reason, **fields)
+        self._finish(sub, "failed", wake=wake, reason=reason, **fields)
 
-    def _finish(self, sub: Submission, status: str, **fields: Any) -> None:
+    def _finish(self, sub: Submission, status: str, wake: bool = True, **fields: Any) -> None:
         """Record ``sub``'s final ``status`` (``fields`` with the hashes intake found) and wake
-        whoever waits for it."""
+        whoever waits for it; an evaluation wakes them only after its clean-up
+        (``_after_evaluation``), so an answer never shows a graded directory about to go."""
         self._record(
             sub, status, weight_hash=sub.weight_hash, code_revision=sub.code_revision, **fields
         )
-        sub.done.set()
+        if wake:
+            sub.done.set()
 
     # the end of the run -----------------------------------------------------------------------
 
@@ -718,12 +720,16 @@ class GradingService:
             try:
                 self._evaluate_one(sub, dest, info)
             except Exception as exc:  # a bug must not stop the evaluation of later submissions
+                reason, error = reasons.from_exception(exc)
                 with self._lock:
                     if sub.status not in FINAL:
-                        self._fail(sub, *reasons.from_exception(exc))
+                        self._fail(sub, reason, wake=False, **error)
             finally:
-                self._after_evaluation(sub, dest)
-                self._queue.task_done()
+                try:
+                    self._after_evaluation(sub, dest)
+                finally:
+                    sub.done.set()
+                    self._queue.task_done()
 
     def _after_evaluation(self, sub: Submission, graded: Path) -> None:
         """Delete the stored copy, keeping the graded directory of a selection candidate (a
@@ -753,12 +759,12 @@ class GradingService:
             reason, error = reasons.from_exception(exc)
             with self._lock:
                 if sub.status not in FINAL:
-                    self._fail(sub, reason, **error, **observed)
+                    self._fail(sub, reason, wake=False, **error, **observed)
             return
         with self._lock:
             if sub.status in FINAL:  # finalized while evaluating: the late score is dropped
                 return
-            self._scored(sub, score, **observed, **extra)
+            self._scored(sub, score, wake=False, **observed, **extra)
 
     def _observe(self, graded: Path) -> dict[str, Any]:
         """The fingerprint of exactly what is graded (distance to the base); a check that
