@@ -12,7 +12,7 @@ from autorl_agent_cli_common.testing import (
     collected_events,
     launched,
 )
-from autorl_agent_openhands.agent import OpenHandsAgent
+from autorl_agent_openhands.agent import MAX_TMUX_DIR, OpenHandsAgent
 
 DATA = Path(__file__).parent / "data"
 
@@ -60,3 +60,22 @@ def test_own_tmux_socket_dir_per_run_inside_home() -> None:
         assert first.is_relative_to(Path(ctx.home))
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_home_too_long_for_a_socket_gets_a_short_dir_removed_after_the_run(
+    tmp_path: Path,
+) -> None:
+    """Under a deep run directory the tmux directory is a short one in /tmp; collecting the
+    run's files removes it (they were left in /tmp, one per run, before)."""
+    deep = tmp_path / ("d" * 60)
+    ctx = cli_context(deep)
+    agent = OpenHandsAgent()
+    tmux = Path(agent.launch(ctx).env["TMUX_TMPDIR"])
+    assert tmux.is_dir() and len(str(tmux)) <= MAX_TMUX_DIR
+    assert not tmux.is_relative_to(deep) and (tmux.stat().st_mode & 0o077) == 0
+    assert Path(agent.launch(ctx).env["TMUX_TMPDIR"]) == tmux  # the same run, the same dir
+    (tmux / "tmux-0").mkdir()
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    agent.collect(ctx, run_dir)
+    assert not tmux.exists()

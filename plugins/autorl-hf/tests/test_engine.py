@@ -206,7 +206,7 @@ def test_engine_listens_on_loopback_only_and_dies_with_the_harness(
 ) -> None:
     """A harness process starts the engine, forks a child that lives on, and is SIGKILLed: the
     engine's group goes too (the forked child does not hold its lifeline), and so does its
-    private directory (the lifeline removes it)."""
+    private directory with every socket in it (the lifeline removes it)."""
     harness = textwrap.dedent(
         f"""
         import os, sys, time
@@ -242,7 +242,12 @@ def test_engine_listens_on_loopback_only_and_dies_with_the_harness(
 
         with httpx.Client(transport=httpx.HTTPTransport(uds=socket_path)) as client:
             assert client.get("http://engine/health").status_code == 200
-        assert (os.stat(Path(socket_path).parent).st_mode & 0o077) == 0, "a private directory"
+        private = Path(socket_path).parent
+        assert (os.stat(private).st_mode & 0o077) == 0, "a private directory"
+        # vLLM's message queues' unix sockets ($TMPDIR/<uuid>, never unlinked by vLLM) lie
+        # there too, so nothing of the engine is left in /tmp
+        queues = [p.name for p in private.iterdir() if p.is_socket() and p.name != "api.sock"]
+        assert queues, f"no message-queue socket in {sorted(os.listdir(private))}"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         deadline = time.monotonic() + 30

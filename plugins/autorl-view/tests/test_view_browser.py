@@ -22,13 +22,12 @@ from autorl_testing.browser import headless_chromium
 pytestmark = pytest.mark.e2e  # a real `autorl run` and a browser
 
 DOCS_IMAGES = Path(__file__).resolve().parents[3] / "docs" / "images"
+_SCRATCH = tempfile.TemporaryDirectory(prefix="autorl-viewer-shots-")  # removed at exit
 SCREENSHOTS = (
-    DOCS_IMAGES
-    if os.environ.get("AUTORL_UPDATE_SCREENSHOTS") == "1"
-    else Path(tempfile.mkdtemp(prefix="autorl-viewer-shots-"))
+    DOCS_IMAGES if os.environ.get("AUTORL_UPDATE_SCREENSHOTS") == "1" else Path(_SCRATCH.name)
 )
 """Where the screenshots go: docs/images only when asked (a test run leaves the checkout as it
-found it); elsewhere they are still made and their size checked."""
+found it); elsewhere they are still made, their size checked, and removed at exit."""
 MAX_SCREENSHOT_BYTES = 150_000
 
 

@@ -10,6 +10,9 @@ See ``docs/agents/openhands.md``.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -29,6 +32,12 @@ GITCONFIG = """# written by autorl: no fetch from GitHub during a run (OpenHands
 [url "file:///nonexistent/autorl-offline/github.com/"]
 \tinsteadOf = https://github.com/
 """
+
+
+def short_tmux_dir(home: Path) -> Path:
+    """The run's tmux directory in /tmp when HOME's path is too long: one per HOME."""
+    digest = hashlib.sha256(str(home).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"{TMUX_PREFIX}{digest}"
 
 
 class OpenHandsAgent(CliAgent):
@@ -62,12 +71,25 @@ class OpenHandsAgent(CliAgent):
 
     def tmux_dir(self, ctx: AgentContext) -> str:
         """A directory of the run's own for the tmux socket: in HOME (visible inside every
-        sandbox), or a fresh short one in /tmp when HOME's path is too long for a socket."""
+        sandbox), or a short one in /tmp when HOME's path is too long for a socket, named
+        after HOME so that :meth:`collect` removes it after the run."""
         path = Path(ctx.home) / ".tmux"
         if len(str(path)) <= MAX_TMUX_DIR:
             path.mkdir(parents=True, exist_ok=True)
             return str(path)
-        return tempfile.mkdtemp(prefix=TMUX_PREFIX)
+        short = short_tmux_dir(Path(ctx.home))
+        short.mkdir(mode=0o700, exist_ok=True)
+        if short.is_symlink() or short.stat().st_uid != os.getuid():  # not ours: a fresh one
+            return tempfile.mkdtemp(prefix=TMUX_PREFIX)
+        return str(short)
+
+    def collect(self, ctx: AgentContext, run_dir: Path) -> list[Path]:
+        try:
+            return super().collect(ctx, run_dir)
+        finally:
+            short = short_tmux_dir(Path(ctx.home))
+            if not short.is_symlink():
+                shutil.rmtree(short, ignore_errors=True)
 
     def native_files(self, home: Path, workspace: Path) -> list[Path]:
         conversations = home / ".openhands" / "conversations"

@@ -47,9 +47,13 @@ LIFELINE = Path(__file__).with_name("lifeline.py")
 STOP_GRACE_S = 5.0
 
 
-def engine_environ(*, kv_cache_gib: int, reserved_cpus: int) -> dict[str, str]:
+def engine_environ(*, kv_cache_gib: int, reserved_cpus: int, workdir: Path) -> dict[str, str]:
     """The child's environment: the caller's, minus this venv, plus vLLM's CPU settings
     (``VLLM_CPU_*`` already set by the caller are kept: how a user sizes the KV cache).
+
+    Its temporary files go to ``workdir``, which the engine's lifeline removes however the run
+    ends: vLLM names its message queues' unix sockets ``$TMPDIR/<uuid>`` and never unlinks them
+    (469 were left in /tmp here after a day of test runs).
 
     On a 2-core machine vLLM reserves one core for its front end and binds the model's OpenMP
     threads to the other (its default, kept explicit): binding both cores while other work ran
@@ -60,6 +64,8 @@ def engine_environ(*, kv_cache_gib: int, reserved_cpus: int) -> dict[str, str]:
     }
     env.update(
         VLLM_HOST_IP="127.0.0.1",
+        VLLM_RPC_BASE_PATH=str(workdir),
+        TMPDIR=str(workdir),
         VLLM_NO_USAGE_STATS="1",
         DO_NOT_TRACK="1",
         HF_HUB_OFFLINE="1",
@@ -128,7 +134,9 @@ class EngineServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=self.workdir,
-                env=engine_environ(kv_cache_gib=kv_cache_gib, reserved_cpus=reserved_cpus),
+                env=engine_environ(
+                    kv_cache_gib=kv_cache_gib, reserved_cpus=reserved_cpus, workdir=self.workdir
+                ),
                 start_new_session=True,
             )
         assert self.process.stdin is not None
