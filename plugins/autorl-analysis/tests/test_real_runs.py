@@ -72,7 +72,7 @@ def test_sft_only_recipe_is_attributed_sft(autorl_run: RunFn) -> None:
     # (written while the reports are: the run ends when run.json says, the reports' own time is
     # known only to `autorl report` afterwards)
     t = a["overhead"]
-    phases = ("setup", "sandbox_start", "agent", "evaluation_after_agent")
+    phases = ("setup", "sandbox_start", "agent", "evaluation_after_agent", "sealed_evaluation")
     assert all(t[k] >= 0 for k in phases) and 0 < t["agent"] <= 125
     assert abs(sum(t[k] for k in phases) - t["total"]) < 1.0
     assert t["harness"] == round(t["total"] - t["agent"], 1) and t["evaluation"] > 0

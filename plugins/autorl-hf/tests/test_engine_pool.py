@@ -1,6 +1,7 @@
 """engine.pool's policy, without starting an engine (the real reuse is in test_engine.py):
-one idle engine at a time, taken only by the same key, stopped when another is asked for, when
-its idle time is up, or at once with ``$AUTORL_ENGINE_IDLE_S=0``."""
+one idle engine at a time, taken as is by the same weights, with other weights loaded by the
+same frame, stopped when another frame is asked for, when its idle time is up, or at once with
+``$AUTORL_ENGINE_IDLE_S=0``."""
 
 from __future__ import annotations
 
@@ -13,16 +14,29 @@ from autorl_hf.engine import pool
 
 
 class Process:
-    """Stands in for an engine process: the pool only asks whether it runs and stops it."""
+    """Stands in for an engine process: the pool asks whether it runs, loads other weights
+    into it and stops it."""
 
-    def __init__(self) -> None:
+    def __init__(self, load_fails: bool = False) -> None:
         self.running = True
+        self.loaded: list[Path] = []
+        self.load_fails = load_fails
+
+    def load(self, path: Path) -> None:
+        if self.load_fails:
+            raise RuntimeError("the engine refused")
+        self.loaded.append(path)
 
     def alive(self) -> bool:
         return self.running
 
     def close(self) -> None:
         self.running = False
+
+
+def key(weights: str, frame: str | None = None) -> pool.EngineKey:
+    """Weights ``weights`` in frame ``frame`` (None: a frame no other model shares)."""
+    return pool.EngineKey(frame and (frame,), (weights,), Path(weights))
 
 
 @pytest.fixture(autouse=True)
@@ -34,46 +48,106 @@ def empty_pool() -> Iterator[None]:
 
 def test_the_same_key_takes_the_idle_engine_another_stops_it() -> None:
     engine = Process()
-    pool.give(("a",), engine)
-    assert engine.running and pool.take(("a",)) is engine
-    assert pool.take(("a",)) is None  # taken: no longer idle
-    pool.give(("a",), engine)
-    assert pool.take(("b",)) is None and not engine.running  # stopped before another starts
+    pool.give(key("a"), engine)
+    assert engine.running and pool.take(key("a")) is engine
+    assert pool.take(key("a")) is None  # taken: no longer idle
+    pool.give(key("a"), engine)
+    assert pool.take(key("b")) is None and not engine.running  # stopped before another starts
 
 
 def test_a_second_engine_handed_back_stops_the_first() -> None:
     first, second = Process(), Process()
-    pool.give(("a",), first)
-    pool.give(("b",), second)
+    pool.give(key("a"), first)
+    pool.give(key("b"), second)
     assert not first.running and second.running
-    assert pool.take(("b",)) is second
+    assert pool.take(key("b")) is second
 
 
 def test_idle_time_runs_out_and_zero_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(pool.IDLE_ENV, "0.2")
     engine = Process()
-    pool.give(("a",), engine)
+    pool.give(key("a"), engine)
     deadline = time.monotonic() + 5
     while engine.running and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not engine.running and pool.take(("a",)) is None
+    assert not engine.running and pool.take(key("a")) is None
     monkeypatch.setenv(pool.IDLE_ENV, "0")
     engine = Process()
-    pool.give(("a",), engine)
+    pool.give(key("a"), engine)
     assert not engine.running
 
 
 def test_a_dead_engine_is_never_handed_out() -> None:
     engine = Process()
-    pool.give(("a",), engine)
+    pool.give(key("a"), engine)
     engine.running = False  # it died while idle
-    assert pool.take(("a",)) is None
+    assert pool.take(key("a")) is None
 
 
-def test_the_key_changes_when_a_file_of_the_model_changes(tmp_path: Path) -> None:
-    (tmp_path / "model.safetensors").write_bytes(b"x" * 8)
-    before = pool.model_key(tmp_path, "fp32", tmp_path)
-    assert pool.model_key(tmp_path, "fp32", tmp_path) == before
-    assert pool.model_key(tmp_path, "bf16", tmp_path) != before
-    (tmp_path / "model.safetensors").write_bytes(b"y" * 9)
-    assert pool.model_key(tmp_path, "fp32", tmp_path) != before
+def test_other_weights_of_the_same_frame_are_loaded_into_the_idle_engine() -> None:
+    engine = Process()
+    pool.give(key("base", frame="f"), engine)
+    assert pool.take(key("v1", frame="f")) is engine and engine.loaded == [Path("v1")]
+    pool.give(key("v1", frame="f"), engine)
+    assert pool.take(key("v1", frame="f")) is engine and engine.loaded == [Path("v1")]  # as is
+    pool.give(key("v1", frame="f"), engine)
+    assert pool.take(key("v2", frame="g")) is None and not engine.running  # another frame
+
+
+def test_a_failed_load_stops_the_engine_and_a_fresh_one_starts() -> None:
+    engine = Process(load_fails=True)
+    pool.give(key("base", frame="f"), engine)
+    assert pool.take(key("v1", frame="f")) is None and not engine.running
+    unknown = Process()  # a model without a frame (not safetensors) takes its own weights only
+    pool.give(key("base", frame="f"), unknown)
+    assert pool.take(key("v1")) is None and not unknown.running and not unknown.loaded
+
+
+def _model(path: Path, tensors: dict[str, list[int]], config: str = '{"a": 1}') -> Path:
+    """A model directory whose safetensors header lists ``tensors`` (no data: only headers
+    are read)."""
+    import json
+    import struct
+
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.json").write_text(config)
+    header = json.dumps(
+        {n: {"dtype": "F32", "shape": s, "data_offsets": [0, 0]} for n, s in tensors.items()}
+    )
+    (path / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header.encode())
+    return path
+
+
+def test_the_keys_of_weights_and_frame(tmp_path: Path) -> None:
+    base = _model(tmp_path / "base", {"w": [2, 3], "e": [5, 3]})
+    before = pool.model_key(base, "fp32", tmp_path)
+    assert pool.model_key(base, "fp32", tmp_path) == before
+    assert pool.model_key(base, "bf16", tmp_path).frame != before.frame
+    # a checkpoint: the base's frame around other weights (another file, other bytes)
+    ckpt = _model(tmp_path / "ckpt", {"e": [5, 3], "w": [2, 3]})
+    (ckpt / "model.safetensors").write_bytes((ckpt / "model.safetensors").read_bytes() + b"x")
+    other = pool.model_key(ckpt, "fp32", tmp_path)
+    assert other.frame == before.frame and other.weights != before.weights
+    (base / "model.safetensors").write_bytes((base / "model.safetensors").read_bytes() + b"y")
+    assert pool.model_key(base, "fp32", tmp_path).weights != before.weights  # rewritten
+    assert pool.model_key(base, "fp32", tmp_path).frame == before.frame
+    # what makes another frame: a tensor's shape, a tensor more, the config, a tokenizer file
+    for name, tensors, config in [
+        ("shape", {"w": [2, 4], "e": [5, 3]}, '{"a": 1}'),
+        ("more", {"w": [2, 3], "e": [5, 3], "x": [1]}, '{"a": 1}'),
+        ("config", {"w": [2, 3], "e": [5, 3]}, '{"a": 2}'),
+    ]:
+        assert (
+            pool.model_key(_model(tmp_path / name, tensors, config), "fp32", tmp_path).frame
+            != before.frame
+        ), name
+    (ckpt / "tokenizer.json").write_text("{}")
+    assert pool.model_key(ckpt, "fp32", tmp_path).frame != before.frame
+    # no safetensors (or an unreadable header): no frame, so no weights are ever loaded
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "pytorch_model.bin").write_bytes(b"z")
+    assert pool.model_key(tmp_path / "bin", "fp32", tmp_path).frame is None
+    (ckpt / "model.safetensors").write_bytes(b"\xff" * 8)  # a header "longer" than the file
+    assert pool.model_key(ckpt, "fp32", tmp_path).frame is None
+    (ckpt / "model.safetensors").write_bytes(b"\x01")  # shorter than a header's length
+    assert pool.model_key(ckpt, "fp32", tmp_path).frame is None

@@ -442,6 +442,7 @@ def overhead(reader: RunReader) -> dict[str, float]:
     the baseline: preparing the task and model, evaluating or reading the baseline),
     ``sandbox_start`` (baseline to the agent's launch), ``agent`` (its phase),
     ``evaluation_after_agent`` (the agent's end to the last final score),
+    ``sealed_evaluation`` (then to the end of the evaluations on the sealed test split),
     ``report`` (then to the run's end), ``total``, and ``harness`` (total less the agent's
     phase); ``evaluation`` sums every submission's evaluation, much of it beside the agent.
     Phases whose events are missing (an interrupted run) are left out."""
@@ -452,7 +453,13 @@ def overhead(reader: RunReader) -> dict[str, float]:
             (posix_time(e.get("timestamp")) for e in reader.events if e.get("event") == name),
             None,
         )
-        for name in ("baseline", "agent_launch", "agent_stopped", "run_end")
+        for name in (
+            "baseline",
+            "agent_launch",
+            "agent_stopped",
+            "sealed_evaluation_done",
+            "run_end",
+        )
     }
     finals = [
         posix_time(e.get("timestamp"))
@@ -462,6 +469,7 @@ def overhead(reader: RunReader) -> dict[str, float]:
     last_final = max((t for t in finals if t is not None), default=None)
     stopped = stamp["agent_stopped"]
     after = max(stopped, last_final) if stopped is not None and last_final else stopped
+    sealed = stamp["sealed_evaluation_done"] if after is not None else None
     # the reports are written before the run_end event: while they are, the run's end is the
     # time run.json recorded (after the last evaluation), and the reports' own time is unknown
     end = stamp["run_end"] or (posix_time(run.ended) if run is not None else None)
@@ -470,7 +478,8 @@ def overhead(reader: RunReader) -> dict[str, float]:
         ("sandbox_start", stamp["baseline"], stamp["agent_launch"]),
         ("agent", stamp["agent_launch"], stopped),
         ("evaluation_after_agent", stopped, after),
-        ("report", after, stamp["run_end"]),
+        ("sealed_evaluation", after, sealed),
+        ("report", sealed or after, stamp["run_end"]),
         ("total", start, end),
     ]
     out = {name: round(b - a, 1) for name, a, b in points if a is not None and b is not None}

@@ -65,6 +65,7 @@ OVERHEAD_LABELS = {
     "sandbox_start": "sandbox start",
     "agent": "agent phase",
     "evaluation_after_agent": "evaluations after the agent",
+    "sealed_evaluation": "evaluations on the sealed test split",
     "report": "reports",
     "harness": "harness (total less the agent)",
     "total": "total",

@@ -415,7 +415,7 @@ class Generator:
             raise ValueError(f"unknown generation backend {backend!r}: {', '.join(BACKENDS)}")
 
     def _start_cpu_engine(self) -> None:
-        """An idle engine over the same model (engine.pool), else a new one."""
+        """The idle engine when it serves this model's frame (engine.pool), else a new one."""
         from autorl_hf.engine import pool
         from autorl_hf.engine.backend import CPUEngineBackend
         from autorl_hf.engine.env import require_engine
@@ -466,8 +466,9 @@ class Generator:
 
     def close(self) -> None:
         """Done generating: the vLLM CPU engine is handed back to stay up, idle, for the next
-        generator over the same model (engine.pool); any other engine stops now. (A generator
-        collected without ``close`` stops its engine.)"""
+        generator over a model of the same frame (engine.pool: the same weights as they are,
+        others loaded into it); any other engine stops now. (A generator collected without
+        ``close`` stops its engine.)"""
         if self.backend == "vllm-cpu" and self._engine is not None:
             from autorl_hf.engine import pool
 

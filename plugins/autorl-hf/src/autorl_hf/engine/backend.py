@@ -78,7 +78,9 @@ class CPUEngineBackend(TokenEngine):
         check_shapes(self.path)
         self.tokenizer = load_tokenizer(self.path)
         self.eos = eos_ids_of(self.path, self.tokenizer)
+        server.setdefault("reloadable", True)  # engine.pool loads the next checkpoint into it
         self.server = EngineServer(self.path, precision=precision, **server)
+        self.load_seconds: list[float] = []
         self.precision = precision
         try:  # a model the engine cannot run fails at its first forward pass, not at start-up
             self.server.complete([self._first_id()], max_tokens=1, temperature=0.0)
@@ -142,6 +144,12 @@ class CPUEngineBackend(TokenEngine):
         if stopped or (end is None and choice.get("finish_reason") == "stop"):
             finish = "stop"
         return Completion(text=text, tokens=count, finish=finish)
+
+    def load(self, path: Path) -> None:
+        """Serve ``path``'s weights from now on (engine.pool checked that its frame, the
+        tokenizer included, is this model's)."""
+        self.load_seconds.append(self.server.load_weights(Path(path)))
+        self.path = Path(path)
 
     def alive(self) -> bool:
         """The engine process still runs (an idle one may be taken again: engine.pool)."""

@@ -44,6 +44,10 @@ def _close_lifelines_in_child() -> None:
 
 os.register_at_fork(after_in_child=_close_lifelines_in_child)
 LIFELINE = Path(__file__).with_name("lifeline.py")
+WORKER_DIR = Path(__file__).with_name("worker")
+"""Holds ``autorl_engine_worker``, the only module of ours the engine's processes import."""
+WORKER_EXTENSION = "autorl_engine_worker.WeightLoader"
+
 STOP_GRACE_S = 5.0
 
 
@@ -94,9 +98,13 @@ class EngineServer:
         engine: EngineEnv | None = None,
         served_name: str = "model",
         extra_args: Sequence[str] = (),
+        reloadable: bool = False,
     ) -> None:
         """``served_name``: the model name requests give (the ``vllm`` driver sends its own);
-        ``extra_args``: more of vLLM's server flags (the driver's tool-call parser)."""
+        ``extra_args``: more of vLLM's server flags (the driver's tool-call parser);
+        ``reloadable``: :meth:`load_weights` may replace the model's weights (vLLM's
+        development endpoints, on the private socket only: the grader's engines, never the
+        one a driver serves to an agent)."""
         if not isinstance(kv_cache_gib, int) or kv_cache_gib < 1:
             raise ValueError(
                 f"kv_cache_gib must be a whole number of GiB >= 1, got {kv_cache_gib!r}"
@@ -125,6 +133,13 @@ class EngineServer:
         ]  # fmt: skip
         if max_model_len is not None:
             command += ["--max-model-len", str(max_model_len)]
+        environ = engine_environ(
+            kv_cache_gib=kv_cache_gib, reserved_cpus=reserved_cpus, workdir=self.workdir
+        )
+        if reloadable:
+            command += ["--worker-extension-cls", WORKER_EXTENSION]
+            environ.update(VLLM_SERVER_DEV_MODE="1", PYTHONPATH=str(WORKER_DIR))
+        self.reloadable = reloadable
         self.command = command + [str(a) for a in extra_args]
         started = time.monotonic()
         with open(self.log_path, "wb") as log:
@@ -134,9 +149,7 @@ class EngineServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=self.workdir,
-                env=engine_environ(
-                    kv_cache_gib=kv_cache_gib, reserved_cpus=reserved_cpus, workdir=self.workdir
-                ),
+                env=environ,
                 start_new_session=True,
             )
         assert self.process.stdin is not None
@@ -189,6 +202,28 @@ class EngineServer:
             hint="a loaded machine starts it slower: raise the start-up timeout, or use "
             "--engine transformers",
         )
+
+    def load_weights(self, path: Path) -> float:
+        """Replace the running model's weights with ``path``'s (the same frame: the caller
+        checks, :func:`autorl_hf.engine.pool.frame_key`) and empty the prefix cache, whose keys
+        and values the old weights computed; the seconds it took. Raises when the engine
+        refuses (the caller then starts a fresh engine)."""
+        if not self.reloadable:
+            raise RuntimeError("this engine was started without reloadable=True")
+        started = time.monotonic()
+        response = self.client.post(
+            "/collective_rpc",
+            json={"method": "autorl_load_weights", "kwargs": {"path": str(path)}},
+        )
+        if response.status_code != 200:
+            raise RuntimeError(
+                f"the engine could not load the weights of {path} "
+                f"({response.status_code}): {response.text[:500]}"
+            )
+        reset = self.client.post("/reset_prefix_cache")
+        if reset.status_code != 200 or not reset.json().get("success"):
+            raise RuntimeError(f"the engine did not empty its prefix cache: {reset.text[:300]}")
+        return time.monotonic() - started
 
     def complete(self, prompt_ids: list[int], **params: Any) -> dict[str, Any]:
         """One completion request with token ids in; the first choice, token ids included."""

@@ -1,0 +1,37 @@
+"""Loaded by the vLLM CPU engine's worker (``--worker-extension-cls``), in the engine's own
+environment: it imports vLLM only, never autorl.
+
+Why: one engine serves every evaluation of a run, whatever the weights, when the model's frame
+(config, tokenizer) is the same, as a graded checkpoint's is (the base's frame around the
+submitted tensors). Loading new weights into the running model took ~1.5 s where a start took
+60 s. vLLM's ``reload_weights`` loads them, but on the CPU a layer whose weight it did not
+load itself keeps the packed copy its matrix-product kernel made at start-up: the output head
+tied to the embedding (SmolLM2) went on computing logits with the old embedding (outputs
+differed from a fresh engine's over the same weights). So every linear layer that still holds
+its weight gets its kernel made again from it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class WeightLoader:
+    """Mixed into vLLM's worker class; called through the engine's ``/collective_rpc``."""
+
+    def autorl_load_weights(self, path: str) -> int:
+        """Load ``path``'s weights into the running model; how many kernels were remade."""
+        from vllm.model_executor.layers.utils import dispatch_cpu_unquantized_gemm
+
+        self.reload_weights(weights_path=path)  # type: ignore[attr-defined]
+        model: Any = self.model_runner.model  # type: ignore[attr-defined]
+        remade = 0
+        for module in model.modules():
+            weight = getattr(module, "weight", None)
+            # a layer whose weight was packed away (empty) had its kernel remade by the reload
+            if hasattr(module, "cpu_linear") and weight is not None and weight.dim() == 2:
+                if not weight.numel():
+                    continue
+                dispatch_cpu_unquantized_gemm(module, remove_weight=False)
+                remade += 1
+        return remade
