@@ -25,27 +25,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autorl_testing.checkpoints import moved_checkpoint
 from benchlib import bench_parser, parse_bench_args, report
 from engine_eval import cpu, engine_model
 from eval_throughput import questions
-
-
-def checkpoint(base: Path, out: Path, seed: int) -> Path:
-    """The base's frame (config, tokenizer) around its weights moved by 3 % noise."""
-    import torch
-    from autorl_hf.engine.pool import FRAME_FILES
-    from autorl_hf.loading import load_model
-
-    model, _ = load_model(base, device="cpu")
-    noise = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for param in model.parameters():
-            param.add_(torch.randn(param.shape, generator=noise) * param.abs().mean() * 0.03)
-    model.save_pretrained(out)
-    for name in FRAME_FILES:
-        if (base / name).is_file():
-            shutil.copyfile(base / name, out / name)
-    return out
 
 
 def evaluations(plan: list[tuple[str, Path, list[Any]]], backend: str, tokens: int) -> dict:
@@ -77,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     dev, test = both[: args.prompts], both[args.prompts :]
     scratch = Path(tempfile.mkdtemp(prefix="engine-reuse-"))
     try:
-        v1 = checkpoint(base, scratch / "v1", seed=1)
-        v2 = checkpoint(base, scratch / "v2", seed=2)
+        v1 = moved_checkpoint(base, scratch / "v1", seed=1)
+        v2 = moved_checkpoint(base, scratch / "v2", seed=2)
         plan = [
             ("base_dev", base, dev),
             ("v1_dev", v1, dev),

@@ -24,6 +24,7 @@ from autorl_hf.engine import env as engine_env
 from autorl_hf.engine.env import EngineUnavailable, find_engine, require_engine
 from autorl_hf.engine.lifeline import __file__ as LIFELINE
 from autorl_hf.generation import BACKEND_ENV, Generator, generate_completions, pick_backend
+from autorl_testing.checkpoints import moved_checkpoint
 
 REQUIRED = bool(os.environ.get("AUTORL_REQUIRE_ENGINE"))
 needs_engine = pytest.mark.skipif(
@@ -173,28 +174,6 @@ def test_fp32_greedy_outputs_equal_the_transformers_path(smollm2_dir: Path) -> N
     assert len({c.text for c in got}) > len(prompts) // 2
 
 
-def _checkpoint(base: Path, out: Path) -> Path:
-    """A full fine-tune's checkpoint as the grader assembles it: the base's frame (config,
-    tokenizer) around other weights (every tensor moved by 3 % noise, the tied embedding
-    and output head included)."""
-    import shutil
-
-    import torch
-    from autorl_hf.engine.pool import FRAME_FILES
-    from autorl_hf.loading import load_model
-
-    model, _ = load_model(base, device="cpu")
-    noise = torch.Generator().manual_seed(3)
-    with torch.no_grad():
-        for param in model.parameters():
-            param.add_(torch.randn(param.shape, generator=noise) * param.abs().mean() * 0.03)
-    model.save_pretrained(out)
-    for name in FRAME_FILES:
-        if (base / name).is_file():
-            shutil.copyfile(base / name, out / name)
-    return out
-
-
 @needs_engine
 @pytest.mark.slow
 def test_an_engine_handed_back_serves_the_next_evaluation_of_any_weights_of_its_frame(
@@ -230,7 +209,7 @@ def test_an_engine_handed_back_serves_the_next_evaluation_of_any_weights_of_its_
         base_out = second.completions(longer, max_new_tokens=24)
     finally:
         second.close()
-    ckpt = _checkpoint(smollm2_dir, tmp_path / "checkpoint")
+    ckpt = moved_checkpoint(smollm2_dir, tmp_path / "checkpoint", seed=3)
     model, tokenizer = load_model(ckpt, device="cpu")
     ckpt_want = generate_completions(model, tokenizer, longer, max_new_tokens=24)
     del model
