@@ -32,14 +32,18 @@ IDLE_ENV = "AUTORL_ENGINE_IDLE_S"
 FRAME_FILES = (
     "config.json",
     "generation_config.json",
+    # the tokenizer files a graded directory can hold (autorl_grading.graded.TOKENIZER_FILES)
     "tokenizer.json",
     "tokenizer_config.json",
     "special_tokens_map.json",
     "added_tokens.json",
     "chat_template.jinja",
-    "vocab.json",
-    "merges.txt",
+    "chat_template.json",
     "tokenizer.model",
+    "vocab.json",
+    "vocab.txt",
+    "merges.txt",
+    "spiece.model",
 )
 """What, besides the weights, decides what an engine computes and how it reads its output."""
 HEADER_MAX = 100 * 2**20
@@ -89,10 +93,11 @@ def frame_key(path: Path, precision: str, engine_root: Path) -> tuple[Any, ...] 
             file = path / name
             if file.is_file():
                 digest.update(f"{name}:{file.stat().st_size}:".encode())
-                digest.update(file.read_bytes())
+                with open(file, "rb") as handle:  # in chunks: a file of any size
+                    digest.update(hashlib.file_digest(handle, "sha256").digest())
         shapes = sorted(_tensor_shapes(path))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error):
-        return None  # an unreadable model: no frame to share, its own start says what is wrong
+    except Exception:  # an unreadable model: no frame to share; its own start says what is wrong
+        return None
     if not shapes:
         return None
     digest.update(json.dumps(shapes).encode())

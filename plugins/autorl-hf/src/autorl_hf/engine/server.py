@@ -49,6 +49,8 @@ WORKER_DIR = Path(__file__).with_name("worker")
 WORKER_EXTENSION = "autorl_engine_worker.WeightLoader"
 
 STOP_GRACE_S = 5.0
+LOAD_TIMEOUT_S = 300.0
+"""A load took ~1.5 s for SmolLM2: one stuck this long is given up, and a fresh engine starts."""
 
 
 def engine_environ(*, kv_cache_gib: int, reserved_cpus: int, workdir: Path) -> dict[str, str]:
@@ -63,9 +65,8 @@ def engine_environ(*, kv_cache_gib: int, reserved_cpus: int, workdir: Path) -> d
     threads to the other (its default, kept explicit): binding both cores while other work ran
     made generation 3.6x slower here.
     """
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")
-    }
+    dropped = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "VLLM_SERVER_DEV_MODE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}  # dev mode: reloadable only
     env.update(
         VLLM_HOST_IP="127.0.0.1",
         VLLM_RPC_BASE_PATH=str(workdir),
@@ -214,13 +215,14 @@ class EngineServer:
         response = self.client.post(
             "/collective_rpc",
             json={"method": "autorl_load_weights", "kwargs": {"path": str(path)}},
+            timeout=LOAD_TIMEOUT_S,
         )
         if response.status_code != 200:
             raise RuntimeError(
                 f"the engine could not load the weights of {path} "
                 f"({response.status_code}): {response.text[:500]}"
             )
-        reset = self.client.post("/reset_prefix_cache")
+        reset = self.client.post("/reset_prefix_cache", timeout=LOAD_TIMEOUT_S)
         if reset.status_code != 200 or not reset.json().get("success"):
             raise RuntimeError(f"the engine did not empty its prefix cache: {reset.text[:300]}")
         return time.monotonic() - started

@@ -28,9 +28,10 @@ class WeightLoader:
         remade = 0
         for module in model.modules():
             weight = getattr(module, "weight", None)
-            # a layer whose weight was packed away (empty) had its kernel remade by the reload
+            # a layer whose weight was packed away (empty) had its kernel remade by the reload;
+            # one vLLM keeps on the plain product (MLA's kv_b_proj) is left so, as at start-up
             if hasattr(module, "cpu_linear") and weight is not None and weight.dim() == 2:
-                if not weight.numel():
+                if not weight.numel() or getattr(module, "_cpu_skip_gemm_dispatch", False):
                     continue
                 dispatch_cpu_unquantized_gemm(module, remove_weight=False)
                 remade += 1
