@@ -79,3 +79,8 @@ def test_a_home_too_long_for_a_socket_gets_a_short_dir_removed_after_the_run(
     run_dir.mkdir()
     agent.collect(ctx, run_dir)
     assert not tmux.exists()
+    # a real run's files are collected by the run-end observer, from the run directory alone
+    tmux = Path(agent.launch(ctx).env["TMUX_TMPDIR"])
+    assert tmux.is_dir()
+    agent.collect_from(Path(ctx.home), Path(ctx.workspace), run_dir)
+    assert not tmux.exists()

@@ -36,7 +36,7 @@ GITCONFIG = """# written by autorl: no fetch from GitHub during a run (OpenHands
 
 def short_tmux_dir(home: Path) -> Path:
     """The run's tmux directory in /tmp when HOME's path is too long: one per HOME."""
-    digest = hashlib.sha256(str(home).encode()).hexdigest()[:16]
+    digest = hashlib.sha256(str(Path(home).resolve()).encode()).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"{TMUX_PREFIX}{digest}"
 
 
@@ -83,11 +83,13 @@ class OpenHandsAgent(CliAgent):
             return tempfile.mkdtemp(prefix=TMUX_PREFIX)
         return str(short)
 
-    def collect(self, ctx: AgentContext, run_dir: Path) -> list[Path]:
+    def collect_from(self, home: Path, workspace: Path, run_dir: Path) -> list[Path]:
+        """The run's files (what every path to them calls: ``collect`` and the run-end
+        observer's ``collect_run``), then the short tmux directory removed."""
         try:
-            return super().collect(ctx, run_dir)
+            return super().collect_from(home, workspace, run_dir)
         finally:
-            short = short_tmux_dir(Path(ctx.home))
+            short = short_tmux_dir(Path(home))
             if not short.is_symlink():
                 shutil.rmtree(short, ignore_errors=True)
 
