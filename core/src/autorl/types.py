@@ -174,6 +174,25 @@ class ModelInfo:
     description: str = ""
 
 
+TOKENIZER_FILE_NAMES = frozenset(
+    {
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "added_tokens.json",
+        "chat_template.jinja",
+        "chat_template.json",
+        "tokenizer.model",
+        "vocab.json",
+        "vocab.txt",
+        "merges.txt",
+        "spiece.model",
+    }
+)
+"""Every tokenizer file a model directory can hold: what the grader copies into a graded
+directory and what decides, beside the config, whether one engine can serve two models."""
+
+
 @dataclass(frozen=True)
 class CheckpointInfo:
     """What intake learned of a submitted checkpoint, handed to the evaluation with its copy."""

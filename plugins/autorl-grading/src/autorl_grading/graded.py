@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from autorl.errors import CheckpointError
+from autorl.types import TOKENIZER_FILE_NAMES
 
 SAFE_NAME = "model.safetensors"
 SAFE_INDEX = "model.safetensors.index.json"
@@ -31,19 +32,7 @@ BIN_INDEX = "pytorch_model.bin.index.json"
 ADAPTER_NAMES = ("adapter_model.safetensors", "adapter_model.bin")
 WEIGHT_SUFFIXES = {".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".h5", ".msgpack"}
 INDEX_NAMES = {SAFE_INDEX, BIN_INDEX}
-TOKENIZER_FILES = {
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "added_tokens.json",
-    "chat_template.jinja",
-    "chat_template.json",
-    "tokenizer.model",
-    "vocab.json",
-    "vocab.txt",
-    "merges.txt",
-    "spiece.model",
-}
+TOKENIZER_FILES = TOKENIZER_FILE_NAMES
 CONFIG_NOISE = {
     "_name_or_path",
     "transformers_version",

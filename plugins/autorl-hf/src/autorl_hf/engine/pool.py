@@ -24,27 +24,14 @@ import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from autorl.types import TOKENIZER_FILE_NAMES
+
 IDLE_S = 1800.0
 """Long enough to span a default run's agent phase (8 minutes) and most longer ones, so the
 base's engine grades the submissions too: an idle engine uses no CPU, only its memory (~3 GB
 for SmolLM2 in fp32); ``$AUTORL_ENGINE_IDLE_S`` trades that memory back."""
 IDLE_ENV = "AUTORL_ENGINE_IDLE_S"
-FRAME_FILES = (
-    "config.json",
-    "generation_config.json",
-    # the tokenizer files a graded directory can hold (autorl_grading.graded.TOKENIZER_FILES)
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "added_tokens.json",
-    "chat_template.jinja",
-    "chat_template.json",
-    "tokenizer.model",
-    "vocab.json",
-    "vocab.txt",
-    "merges.txt",
-    "spiece.model",
-)
+FRAME_FILES = ("config.json", "generation_config.json", *sorted(TOKENIZER_FILE_NAMES))
 """What, besides the weights, decides what an engine computes and how it reads its output."""
 HEADER_MAX = 100 * 2**20
 
