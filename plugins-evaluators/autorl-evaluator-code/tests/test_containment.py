@@ -19,12 +19,14 @@ ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="user switch and RLIMIT_NPROC need root")
 
 
-ALONE = 999
-"""A slot far from where other evaluations on this machine claim uids (from ``UID_BASE``), so
-the leftover checks below see only their own program's processes, even with tests in parallel."""
+BOMB_SLOT, DAEMON_SLOT = 998, 999
+"""Slots far from where other evaluations on this machine claim uids (from ``UID_BASE``), one
+per test, so each leftover check sees only its own program's processes even with the tests on
+two xdist workers at once (with one shared slot, the daemon test counted the fork bomb's 15
+zombies not yet reaped)."""
 
 
-def leftovers(slot: int = ALONE) -> list[psutil.Process]:
+def leftovers(slot: int) -> list[psutil.Process]:
     uid = sandbox_uid(slot)
     return [p for p in psutil.process_iter(["uids"]) if p.info["uids"].real == uid]
 
@@ -53,19 +55,19 @@ def test_infinite_loop_is_killed_and_others_still_pass() -> None:
 def test_fork_bomb_is_limited_and_reaped() -> None:
     bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
     started = time.monotonic()
-    outcome = run_program(bomb, Limits(timeout_s=2, nproc=16), slot=ALONE)
+    outcome = run_program(bomb, Limits(timeout_s=2, nproc=16), slot=BOMB_SLOT)
     assert outcome.status == "timeout"
     assert outcome.flags["rlimit_nproc"] and outcome.flags["dropped_user"]
     assert time.monotonic() - started < 15
-    assert leftovers() == []
+    assert leftovers(BOMB_SLOT) == []
     assert run_program("assert True").passed  # the host can still start processes
 
 
 @needs_root
 def test_escaped_daemon_is_killed_by_uid() -> None:
     daemon = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(600)\n"
-    assert run_program(daemon, slot=ALONE).status == "passed"
-    assert leftovers() == []
+    assert run_program(daemon, slot=DAEMON_SLOT).status == "passed"
+    assert leftovers(DAEMON_SLOT) == []
 
 
 @needs_root

@@ -192,6 +192,10 @@ def test_an_engine_handed_back_serves_the_next_evaluation_of_any_weights_of_its_
     group = first._engine.server.pid
     want = first.generate(prompts, max_new_tokens=12)
     first.close()
+    # closed, it keeps what generated but never generates on the engine it handed back
+    assert first.engine["name"] == "vllm-cpu"
+    with pytest.raises(RuntimeError, match="was closed"):
+        first.generate(prompts, max_new_tokens=12)
     members = _group_members(group)
     assert members, "the engine stopped instead of waiting, idle"
     time.sleep(3.0)  # its OpenMP threads spin about a second after the last batch (1.0 CPU-s)

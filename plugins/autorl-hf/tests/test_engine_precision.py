@@ -155,7 +155,7 @@ def transformers_generator() -> Any:
     """A transformers-path generator without a model loaded (what ``engine`` reads)."""
     generator = object.__new__(Generator)
     generator.backend, generator._engine, generator.fallback = "transformers", None, None
-    generator._precision = {}
+    generator._precision, generator._handed_back = {}, None
     generator.model = SimpleNamespace(dtype="torch.float32")
     return generator
 

@@ -389,6 +389,8 @@ class Generator:
             weakref.finalize(self, shutil.rmtree, scratch, True)
         self.backend = pick_backend(device) if backend == "auto" else backend
         self._engine: Any = None
+        self._handed_back: dict[str, Any] | None = None
+        """The engine's info once :meth:`close` handed the vLLM CPU engine back."""
         self._precision: dict[str, Any] = {}
         self.fallback: str | None = None
         """Why ``auto`` fell back to transformers (the engine's error), else None."""
@@ -441,6 +443,8 @@ class Generator:
         ``auto`` fell back)."""
         if self._engine is not None and hasattr(self._engine, "info"):
             return {**self._engine.info, **self._precision}
+        if self._handed_back is not None:
+            return dict(self._handed_back)
         info: dict[str, Any]
         if self.backend == "vllm":
             import importlib.metadata as md
@@ -472,8 +476,12 @@ class Generator:
         if self.backend == "vllm-cpu" and self._engine is not None:
             from autorl_hf.engine import pool
 
+            # what it generated stays readable; the engine itself is no longer this
+            # generator's (the pool may load other weights into it): completions refuse
+            self._handed_back = self.engine
+            engine, self._engine = self._engine, None
             if self._finalizer.detach() is not None:  # handed back once
-                pool.give(self._pool_key, self._engine)
+                pool.give(self._pool_key, engine)
         elif self._engine is not None and hasattr(self._engine, "close"):
             self._engine.close()
 
@@ -483,6 +491,12 @@ class Generator:
         if self._engine is not None:
             kwargs.pop("batch_size", None)
             return self._engine.completions(prompts, max_new_tokens=max_new_tokens, **kwargs)
+        if self._handed_back is not None:
+            raise RuntimeError(
+                f"this generator over {self.path} was closed: its vLLM CPU engine went back to "
+                "the pool, which may have loaded other weights into it since; create a new "
+                "Generator for the model (it takes the idle engine back if it is still there)"
+            )
         return generate_completions(
             self.model, self.tokenizer, prompts, max_new_tokens=max_new_tokens, **kwargs
         )

@@ -191,14 +191,35 @@ def _execute(config: Any, quiet: bool) -> Any:
 
 
 def _interrupted(run_dir: Path, resume: str) -> None:
-    """Where an interrupted run stands, and the one command that finishes it."""
+    """Where an interrupted run stands, and the one command that finishes it; or, when the
+    signal came after the run had recorded its end (a campaign stopping as its last runs
+    exit), that it ended, as its ``run.json`` says."""
     report = run_dir / "report" / "report.md"
+    status = _recorded_status(run_dir)
+    if status not in (None, "running", "interrupted"):
+        click.echo(
+            f"\nstopped after run {run_dir.name} had ended: it is recorded as {status} in "
+            f"{run_dir}\n" + (f"report: {report}" if report.is_file() else ""),
+            err=True,
+        )
+        return
     click.echo(
         f"\ninterrupted: run {run_dir.name} is recorded as interrupted in {run_dir}\n"
         + (f"report (so far): {report}\n" if report.is_file() else "")
         + f"to grade what it submitted and finish it: {resume}",
         err=True,
     )
+
+
+def _recorded_status(run_dir: Path) -> str | None:
+    """``run.json``'s status, None when there is none to read."""
+    import json
+
+    try:
+        status = json.loads((run_dir / "run.json").read_text()).get("status")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return status if isinstance(status, str) else None
 
 
 def _report(outcome: Any) -> None:

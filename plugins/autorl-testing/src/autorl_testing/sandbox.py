@@ -135,10 +135,12 @@ def sandbox_cgroups(run_id: str = "") -> list[Path]:
     return found
 
 
-def cgroups_gone(run_id: str, before: Collection[Path] = (), timeout: float = 15.0) -> list[Path]:
+def cgroups_gone(run_id: str, before: Collection[Path] = (), timeout: float = 40.0) -> list[Path]:
     """Wait until ``run_id``'s sandbox cgroups (other than those ``before`` the run, which an
     older version or another test may have left) are removed; those still there after
-    ``timeout`` (a killed run's reaper needs a moment)."""
+    ``timeout``. A killed run's reaper needs a moment, and keeps removing for up to 30 s
+    (``autorl_sandbox_isolated.reaper.REMOVE_S``): the default waits that long and 10 s more
+    (15 s was too short once on 2 loaded cores, a campaign cell's cgroup removed later)."""
     deadline = time.monotonic() + timeout
     while True:
         left = [p for p in sandbox_cgroups(run_id) if p not in before]
