@@ -75,6 +75,12 @@ endif
 # one worker more than cores, because a real run spends much of its time waiting on its sandbox,
 # its grader and sockets: with one worker per core the 2 CPUs were 70 % busy and the suite took
 # 23 min, with 3 workers 20 min (docs/contributing.md).
+# Python caches compiled modules unless PYTHONDONTWRITEBYTECODE is set (some shells and CI
+# images set it): then every test worker re-rewrites ~300 test modules' assertions (pytest's
+# collection took 15.0 s instead of 9.5) and every `autorl` a test starts compiles the
+# harness's modules again. The Makefile's own commands cache them (__pycache__ is ignored).
+unexport PYTHONDONTWRITEBYTECODE
+
 JOBS      ?= auto
 TEST_JOBS ?= $(if $(filter auto,$(JOBS)),$(shell echo $$(( $$(nproc) + 1 ))),$(JOBS))
 xdist      = $(if $(filter 1,$(1)),,-n $(1) --dist loadgroup)
