@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from autorl_testing.runs import run_cache
 
 E2E = Path(__file__).with_name("test_run_e2e.py")
 _spec = importlib.util.spec_from_file_location("autorl_tests_run_e2e", E2E)
@@ -35,7 +36,7 @@ def _needs_the_stack() -> None:
 def webshop_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     _needs_the_stack()
     root = tmp_path_factory.mktemp("webshop")
-    env = {**os.environ, "AUTORL_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "AUTORL_CACHE": str(run_cache(root)), "HF_HUB_OFFLINE": "1"}
     started = time.monotonic()
     done = subprocess.run(
         [

@@ -21,6 +21,7 @@ import pytest
 import yaml
 from autorl_agent_react import examples
 from autorl_agent_react.trajectory import read_trajectory
+from autorl_testing.runs import run_cache
 
 pytestmark = pytest.mark.slow  # two real runs: about 2 minutes on a busy 2-core machine
 
@@ -31,7 +32,7 @@ TINY_TASK = ["--task-option", "train_size=20", "--task-option", "eval_size=4"]
 
 
 def autorl(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **SECRETS, "AUTORL_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, **SECRETS, "AUTORL_CACHE": str(run_cache(root)), "HF_HUB_OFFLINE": "1"}
     return subprocess.run(
         [AUTORL, "run", "--task", "gsm8k", "--model", "tiny", "--agent", "react", *args],
         env=env,

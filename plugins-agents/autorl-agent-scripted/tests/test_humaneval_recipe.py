@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from autorl_testing.runs import run_cache
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
 OTHER_BODY_0 = """    for i in range(len(numbers)):
@@ -233,7 +234,7 @@ def test_sft_phase_with_one_step_changes_the_weights(workspace: Path) -> None:
 @pytest.mark.slow
 def test_tiny_humaneval_run_submits_a_scored_checkpoint(tmp_path: Path) -> None:
     """`autorl run --task humaneval --model tiny --agent scripted` through the real CLI."""
-    env = {**os.environ, "AUTORL_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "AUTORL_CACHE": str(run_cache(tmp_path)), "HF_HUB_OFFLINE": "1"}
     argv = [AUTORL, "run", "--task", "humaneval", "--model", "tiny", "--agent", "scripted"]
     # one submission: the recipe plans one SFT phase, and the grader evaluates only it, on the
     # first 20 of the 82 eval problems (the baseline's evaluation of all 82 took 54 s of the

@@ -23,6 +23,7 @@ import autorl_task_gsm8k  # noqa: F401
 import pytest
 import yaml
 from autorl_observer_mlflow import plugin
+from autorl_testing.runs import run_cache
 from mlflow import MlflowClient
 
 from autorl.events import RunEndEvent
@@ -71,7 +72,7 @@ def autorl_run(root: Path, run_id: str, script: Path, **env: str) -> subprocess.
     base = {k: v for k, v in os.environ.items() if not k.startswith(("AUTORL_", "MLFLOW_"))}
     env = {
         **base,
-        "AUTORL_CACHE": str(root / "cache"),
+        "AUTORL_CACHE": str(run_cache(root)),
         "HF_HUB_OFFLINE": "1",
         "MLFLOW_DISABLE_TELEMETRY": "true",
         **env,

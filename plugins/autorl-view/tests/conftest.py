@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from autorl_campaign.store import CampaignStore
 from autorl_serving import ThreadedServer
+from autorl_testing.runs import run_cache
 from autorl_view.app import create_app
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
@@ -362,7 +363,7 @@ def real_run(served_root: Path) -> Path:
     root = served_root / "work"
     root.mkdir()
     shutil.copy(examples.TINY, root / "tiny.yaml")
-    env = {**os.environ, "AUTORL_CACHE": str(root / "cache"), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "AUTORL_CACHE": str(run_cache(root)), "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(
         [
             AUTORL,

@@ -10,11 +10,38 @@ it must stay light: the registry is imported inside the fixtures.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
 import pytest
+
+from autorl_testing.runs import SHARED_CACHE_ENV
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The session's shared cache (:func:`autorl_testing.runs.run_cache`): made once by the
+    process that starts the session, before xdist starts its workers, which inherit the
+    variable; a pytest started inside a test (one already set) uses its parent's."""
+    if os.environ.get(SHARED_CACHE_ENV) or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    path = tempfile.mkdtemp(prefix="autorl-test-cache-")
+    os.chmod(path, 0o755)  # as a cache directory: sandboxes read the runtime through it
+    os.environ[SHARED_CACHE_ENV] = path
+    config.stash[_SHARED] = path
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    path = config.stash.get(_SHARED, None)
+    if path:
+        shutil.rmtree(path, ignore_errors=True)
+        os.environ.pop(SHARED_CACHE_ENV, None)
+
+
+_SHARED = pytest.StashKey[str]()
 
 
 @pytest.fixture
