@@ -12,6 +12,7 @@ from pathlib import Path
 import autorl_evaluator_rollout  # noqa: F401
 import autorl_task_webshop  # noqa: F401
 import pytest
+from autorl_testing.runs import run_cache
 
 pytestmark = pytest.mark.e2e  # the benchmarks, each on real models and tasks
 
@@ -125,7 +126,8 @@ def test_selection_gap_simulates_the_issue_and_measures_a_kept_run(tmp_path: Pat
     """The simulation reproduces the issue's numbers (n = 40, p = 0.5: +4.4 at k = 2 ... +13.9
     at k = 16, within rounding of its normal approximation); a kept tiny gsm8k run's scored
     checkpoints are scored on its sealed split."""
-    env = {**os.environ, "AUTORL_CACHE": str(tmp_path)}
+    cache = run_cache(tmp_path)
+    env = {**os.environ, "AUTORL_CACHE": str(cache)}
     run = subprocess.run(
         [
             str(Path(sys.executable).parent / "autorl"), "run", "--task", "gsm8k",
@@ -136,7 +138,7 @@ def test_selection_gap_simulates_the_issue_and_measures_a_kept_run(tmp_path: Pat
         capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    stdout, summary = bench("selection_gap.py", str(tmp_path / "runs" / "kept"), cache=tmp_path)
+    stdout, summary = bench("selection_gap.py", str(tmp_path / "runs" / "kept"), cache=cache)
     at40 = summary["simulation"]["40"]["0.5"]
     assert [round(at40[k]) for k in ("2", "4", "8", "16")] == [4, 8, 11, 14]
     assert "selection gap" in stdout
