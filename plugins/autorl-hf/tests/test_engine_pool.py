@@ -103,7 +103,9 @@ def test_a_failed_load_stops_the_engine_and_a_fresh_one_starts() -> None:
     assert pool.take(key("v1")) is None and not unknown.running and not unknown.loaded
 
 
-def _model(path: Path, tensors: dict[str, list[int]], config: str = '{"a": 1}') -> Path:
+def _model(
+    path: Path, tensors: dict[str, list[int]], config: str = '{"a": 1}', dtype: str = "F32"
+) -> Path:
     """A model directory whose safetensors header lists ``tensors`` (no data: only headers
     are read)."""
     import json
@@ -112,7 +114,7 @@ def _model(path: Path, tensors: dict[str, list[int]], config: str = '{"a": 1}') 
     path.mkdir(parents=True, exist_ok=True)
     (path / "config.json").write_text(config)
     header = json.dumps(
-        {n: {"dtype": "F32", "shape": s, "data_offsets": [0, 0]} for n, s in tensors.items()}
+        {n: {"dtype": dtype, "shape": s, "data_offsets": [0, 0]} for n, s in tensors.items()}
     )
     (path / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header.encode())
     return path
@@ -131,16 +133,15 @@ def test_the_keys_of_weights_and_frame(tmp_path: Path) -> None:
     (base / "model.safetensors").write_bytes((base / "model.safetensors").read_bytes() + b"y")
     assert pool.model_key(base, "fp32", tmp_path).weights != before.weights  # rewritten
     assert pool.model_key(base, "fp32", tmp_path).frame == before.frame
-    # what makes another frame: a tensor's shape, a tensor more, the config, a tokenizer file
-    for name, tensors, config in [
-        ("shape", {"w": [2, 4], "e": [5, 3]}, '{"a": 1}'),
-        ("more", {"w": [2, 3], "e": [5, 3], "x": [1]}, '{"a": 1}'),
-        ("config", {"w": [2, 3], "e": [5, 3]}, '{"a": 2}'),
+    # another frame: a tensor's shape, a tensor more, the config, a dtype, a tokenizer file
+    for name, tensors, config, dtype in [
+        ("shape", {"w": [2, 4], "e": [5, 3]}, '{"a": 1}', "F32"),
+        ("more", {"w": [2, 3], "e": [5, 3], "x": [1]}, '{"a": 1}', "F32"),
+        ("config", {"w": [2, 3], "e": [5, 3]}, '{"a": 2}', "F32"),
+        ("dtype", {"w": [2, 3], "e": [5, 3]}, '{"a": 1}', "F16"),
     ]:
-        assert (
-            pool.model_key(_model(tmp_path / name, tensors, config), "fp32", tmp_path).frame
-            != before.frame
-        ), name
+        model = _model(tmp_path / name, tensors, config, dtype)
+        assert pool.model_key(model, "fp32", tmp_path).frame != before.frame, name
     (ckpt / "tokenizer.json").write_text("{}")
     assert pool.model_key(ckpt, "fp32", tmp_path).frame != before.frame
     # no safetensors (or an unreadable header): no frame, so no weights are ever loaded

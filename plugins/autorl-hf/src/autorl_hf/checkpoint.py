@@ -37,18 +37,34 @@ def _first_line(exc: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+HEADER_MAX = 100 * 2**20
+"""The largest safetensors header read (a real one is kilobytes; a forged length is refused)."""
+
+
+def safetensors_header(path: Path) -> tuple[dict[str, Any], int]:
+    """A safetensors file's JSON header and its length; ValueError when the file is shorter
+    than its 8-byte length, or the length runs past the file's end or :data:`HEADER_MAX`."""
+    size = path.stat().st_size
+    with path.open("rb") as fh:
+        raw = fh.read(8)
+        if len(raw) < 8:
+            raise ValueError("shorter than the 8-byte header length")
+        (header_len,) = struct.unpack("<Q", raw)
+        if header_len > size - 8:
+            raise ValueError(f"header length {header_len} beyond the end of the file")
+        if header_len > HEADER_MAX:
+            raise ValueError(f"a header of {header_len} bytes")
+        header = json.loads(fh.read(header_len))
+    if not isinstance(header, dict):
+        raise ValueError("the header is not a JSON object")
+    return header, header_len
+
+
 def check_safetensors(path: Path) -> None:
     """The header parses and the file holds every byte the header promises."""
     size = path.stat().st_size
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(8)
-            if len(raw) < 8:
-                raise ValueError("shorter than the 8-byte header length")
-            (header_len,) = struct.unpack("<Q", raw)
-            if header_len > size - 8:
-                raise ValueError(f"header length {header_len} beyond the end of the file")
-            header = json.loads(fh.read(header_len))
+        header, header_len = safetensors_header(path)
         end = max(
             (t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0
         )

@@ -196,7 +196,7 @@ def _interrupted(run_dir: Path, resume: str) -> None:
     exit), that it ended, as its ``run.json`` says."""
     report = run_dir / "report" / "report.md"
     status = _recorded_status(run_dir)
-    if status not in (None, "running", "interrupted"):
+    if status in ENDED:
         click.echo(
             f"\nstopped after run {run_dir.name} had ended: it is recorded as {status} in "
             f"{run_dir}\n" + (f"report: {report}" if report.is_file() else ""),
@@ -209,6 +209,10 @@ def _interrupted(run_dir: Path, resume: str) -> None:
         + f"to grade what it submitted and finish it: {resume}",
         err=True,
     )
+
+
+ENDED = ("completed", "failed")
+"""The statuses a run records at its end (the only ones shown from its ``run.json``)."""
 
 
 def _recorded_status(run_dir: Path) -> str | None:

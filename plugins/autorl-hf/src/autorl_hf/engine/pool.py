@@ -6,11 +6,12 @@ on the hosts measured, more than a small evaluation's generation. So :meth:`Gene
 <autorl_hf.generation.Generator.close>` hands its engine back instead of stopping it: it stays
 up for ``$AUTORL_ENGINE_IDLE_S`` seconds (default :data:`IDLE_S`; ``0`` stops engines at once),
 and the next generator takes it when it asks for the same precision and engine build and a
-model of the same frame (:func:`frame_key`: config, tokenizer, generation config, tensor names
-and shapes), as every checkpoint a run grades has (the base's frame around other weights). Other
-weights are loaded into the running engine (``EngineServer.load_weights``: ~1.5 s instead of a
-start). A model of another frame stops the idle engine first: one engine's memory at a time. An
-idle engine is idle (a test measures its CPU), and it ends with the harness like any other.
+model of the same frame (:func:`frame_key`: config, tokenizer, generation config, tensor names,
+dtypes and shapes), as every checkpoint a run grades has (the base's frame around other
+weights). Other weights are loaded into the running engine (``EngineServer.load_weights``:
+~1.5 s instead of a start). A model of another frame stops the idle engine first: one engine's
+memory at a time. An idle engine is idle (a test measures its CPU), and it ends with the
+harness like any other.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import hashlib
 import json
 import logging
 import os
-import struct
 import threading
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -33,7 +33,6 @@ for SmolLM2 in fp32); ``$AUTORL_ENGINE_IDLE_S`` trades that memory back."""
 IDLE_ENV = "AUTORL_ENGINE_IDLE_S"
 FRAME_FILES = ("config.json", "generation_config.json", *sorted(TOKENIZER_FILE_NAMES))
 """What, besides the weights, decides what an engine computes and how it reads its output."""
-HEADER_MAX = 100 * 2**20
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +70,8 @@ def weights_key(path: Path, precision: str, engine_root: Path) -> tuple[Any, ...
 
 
 def frame_key(path: Path, precision: str, engine_root: Path) -> tuple[Any, ...] | None:
-    """The model's frame: the bytes of its :data:`FRAME_FILES` and its tensors' names and
-    shapes (from the safetensors headers), the precision and the engine build. None when the
+    """The model's frame: the bytes of its :data:`FRAME_FILES` and its tensors' names, dtypes
+    and shapes (from the safetensors headers), the precision and the engine build. None when the
     weights are not safetensors or a header is unreadable: no other weights are loaded."""
     digest = hashlib.sha256()
     try:
@@ -91,16 +90,18 @@ def frame_key(path: Path, precision: str, engine_root: Path) -> tuple[Any, ...] 
     return (digest.hexdigest(), precision, str(engine_root))
 
 
-def _tensor_shapes(path: Path) -> list[tuple[str, list[int]]]:
-    """(name, shape) of every tensor in ``path``'s ``*.safetensors`` files, from their headers."""
-    found: list[tuple[str, list[int]]] = []
+def _tensor_shapes(path: Path) -> list[tuple[str, str, list[int]]]:
+    """(name, dtype, shape) of every tensor in ``path``'s ``*.safetensors`` files, from their
+    headers: a checkpoint that stores a tensor in another dtype gets an engine of its own
+    rather than a load that would cast it."""
+    from autorl_hf.checkpoint import safetensors_header
+
+    found: list[tuple[str, str, list[int]]] = []
     for file in sorted(path.glob("*.safetensors")):
-        with open(file, "rb") as handle:
-            (size,) = struct.unpack("<Q", handle.read(8))
-            if size > HEADER_MAX:
-                raise ValueError(f"{file}: a header of {size} bytes")
-            header = json.loads(handle.read(size))
-        found += [(k, list(v["shape"])) for k, v in header.items() if k != "__metadata__"]
+        header, _ = safetensors_header(file)
+        found += [
+            (k, str(v["dtype"]), list(v["shape"])) for k, v in header.items() if k != "__metadata__"
+        ]
     return found
 
 
