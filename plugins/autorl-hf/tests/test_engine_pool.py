@@ -152,3 +152,23 @@ def test_the_keys_of_weights_and_frame(tmp_path: Path) -> None:
     assert pool.model_key(ckpt, "fp32", tmp_path).frame is None
     (ckpt / "model.safetensors").write_bytes(b"\x01")  # shorter than a header's length
     assert pool.model_key(ckpt, "fp32", tmp_path).frame is None
+
+
+def test_an_engines_refusal_reaches_the_log_inert_and_bounded(tmp_path: Path) -> None:
+    """The engine's answer to a load can quote the submitted files (tensor names an agent
+    chose): escape sequences and controls never reach the harness's terminal, and it is cut."""
+    import httpx
+    from autorl_hf.engine.server import EngineServer
+
+    hostile = "\x1b[2J\x1b]0;owned\x07bad tensor " + "x" * 5000
+    server = object.__new__(EngineServer)
+    server.reloadable = True
+    server.client = httpx.Client(
+        base_url="http://engine",
+        transport=httpx.MockTransport(lambda request: httpx.Response(400, text=hostile)),
+    )
+    with pytest.raises(RuntimeError) as refused:
+        server.load_weights(tmp_path)
+    message = str(refused.value)
+    assert "bad tensor" in message and "\x1b" not in message and "\x07" not in message
+    assert len(message) < 800

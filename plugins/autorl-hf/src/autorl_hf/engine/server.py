@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from autorl.text import sanitize
 from autorl_hf.engine.env import EngineEnv, EngineUnavailable, require_engine
 
 PRECISIONS = {"fp32": "float32", "bf16": "bfloat16"}
@@ -217,14 +218,18 @@ class EngineServer:
             json={"method": "autorl_load_weights", "kwargs": {"path": str(path)}},
             timeout=LOAD_TIMEOUT_S,
         )
+        # the engine's error can quote the submitted files (tensor names): inert and bounded
+        # before it reaches the harness's log and terminal
         if response.status_code != 200:
             raise RuntimeError(
                 f"the engine could not load the weights of {path} "
-                f"({response.status_code}): {response.text[:500]}"
+                f"({response.status_code}): {sanitize(response.text, 500)}"
             )
         reset = self.client.post("/reset_prefix_cache", timeout=LOAD_TIMEOUT_S)
         if reset.status_code != 200 or not reset.json().get("success"):
-            raise RuntimeError(f"the engine did not empty its prefix cache: {reset.text[:300]}")
+            raise RuntimeError(
+                f"the engine did not empty its prefix cache: {sanitize(reset.text, 300)}"
+            )
         return time.monotonic() - started
 
     def complete(self, prompt_ids: list[int], **params: Any) -> dict[str, Any]:
