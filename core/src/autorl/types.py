@@ -174,19 +174,24 @@ class ModelInfo:
     description: str = ""
 
 
+TOKENIZER_VOCAB_FILES = (
+    "tokenizer.json",
+    "tokenizer.model",
+    "vocab.json",
+    "vocab.txt",
+    "spiece.model",
+)
+"""The files that hold a tokenizer's vocabulary: a full checkpoint needs at least one."""
+
 TOKENIZER_FILE_NAMES = frozenset(
     {
-        "tokenizer.json",
+        *TOKENIZER_VOCAB_FILES,
         "tokenizer_config.json",
         "special_tokens_map.json",
         "added_tokens.json",
         "chat_template.jinja",
         "chat_template.json",
-        "tokenizer.model",
-        "vocab.json",
-        "vocab.txt",
         "merges.txt",
-        "spiece.model",
     }
 )
 """Every tokenizer file a model directory can hold: what the grader copies into a graded

@@ -10,6 +10,7 @@ import os
 import resource
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -126,7 +127,7 @@ def test_emfile_in_the_grading_server_is_survived(root: Path) -> None:
             pass
         assert time.monotonic() < deadline, "the server did not recover"
         time.sleep(0.2)
-    assert r.json()["status"] == "scored"
+    assert r.json()["status"] == "scored", r.json()
     stats, err = stop_server(proc)
     print(f"\nstats {stats}\n{err[-1000:]}")
     assert stats["out_of_descriptors"] >= 1 and stats["stop_s"] < 7
@@ -145,3 +146,20 @@ def test_the_grading_socket_is_the_owners_only(root: Path) -> None:
         assert info.st_mode & 0o777 == 0o600 and info.st_uid == os.getuid()
     finally:
         server.stop()
+
+
+def test_a_checkpoint_taken_in_while_the_grader_has_no_descriptor_left_is_scored(
+    tmp_path: Path,
+) -> None:
+    """Out of descriptors is the harness's state, not the checkpoint's fault: the intake waits
+    and tries again, and the submission is scored, not failed as 'could not copy'."""
+    write_checkpoint(tmp_path / "workspace" / "output" / "v1")
+    done = subprocess.run(
+        [sys.executable, str(HERE / "grading_emfile_intake.py"), str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["held"] > 100  # every descriptor was taken when the intake began
+    assert result["view"]["status"] == "scored", result["view"]
+    assert result["s"] >= 1.0  # it waited for the descriptors to come back

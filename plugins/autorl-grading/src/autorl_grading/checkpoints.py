@@ -19,14 +19,14 @@ import itertools
 import json
 import os
 import stat
-import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
+from autorl import safetensors_header
 from autorl.errors import CheckpointError
-from autorl.types import CheckpointInfo
+from autorl.types import TOKENIZER_VOCAB_FILES, CheckpointInfo
 
 COPIED_SUFFIXES = {
     ".json",
@@ -37,13 +37,6 @@ COPIED_SUFFIXES = {
     ".jinja",
     ".tiktoken",
 }
-TOKENIZER_FILES = (
-    "tokenizer.json",
-    "tokenizer.model",
-    "vocab.json",
-    "vocab.txt",
-    "spiece.model",
-)
 MiB = 1024**2
 GiB = 1024**3
 MAX_CHECKPOINT_BYTES = 40 * GiB
@@ -63,6 +56,15 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NO_SEEK_DATA = {errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS}
 _CHANGED = {errno.ELOOP, errno.ENOTDIR, errno.ENOENT}
+HARNESS_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+"""Errors of the harness's own resources (descriptors, memory), not of the checkpoint: raised
+as they are, never turned into a verdict on the agent's files or into their fingerprint (the
+grading service tries the intake again; an agent's socket flood can exhaust descriptors)."""
+
+
+def _raise_if_harness(exc: OSError) -> None:
+    if exc.errno in HARNESS_ERRNOS:
+        raise exc
 
 
 def confine(workspace: Path, output_dir: Path, model_path: str) -> Path:
@@ -160,6 +162,7 @@ def _entries(directory: Path, source: Path, limit: int) -> list[os.DirEntry[str]
         with os.scandir(directory) as entries:
             return list(itertools.islice(entries, limit))
     except OSError as exc:
+        _raise_if_harness(exc)
         where = _short(str(directory.relative_to(source)))
         raise CheckpointError(f"cannot list {where} in the checkpoint: {exc.strerror}") from None
 
@@ -297,6 +300,7 @@ def _open_confined(root_fd: int, root: Path, item: _Planned) -> tuple[int, os.st
     try:
         fd = _open_beneath(root_fd, root, item.real.relative_to(root))
     except OSError as exc:
+        _raise_if_harness(exc)
         if exc.errno in _CHANGED:
             raise _changed(item.rel) from None
         raise CheckpointError(f"cannot open {_short(str(item.rel))}: {exc.strerror}") from None
@@ -430,32 +434,14 @@ class _Tensor:
     end: int
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {_short(key)}")
-        out[key] = value
-    return out
-
-
 def _header(path: Path, size: int) -> tuple[int, dict[str, Any]]:
     """(offset of the data section, parsed header) of a safetensors file."""
     try:
-        with path.open("rb") as fh:
-            (header_len,) = struct.unpack("<Q", fh.read(8))
-            if header_len > size - 8:
-                raise ValueError("header length beyond the end of the file")
-            if header_len > MAX_HEADER_BYTES:
-                raise ValueError(f"header over {human_size(MAX_HEADER_BYTES)}")
-            header = json.loads(fh.read(header_len), object_pairs_hook=_unique_keys)
-        if not isinstance(header, dict):
-            raise ValueError("the header is not a JSON object")
-    except (struct.error, ValueError, UnicodeDecodeError) as exc:
+        return safetensors_header.read(path, MAX_HEADER_BYTES)
+    except (ValueError, UnicodeDecodeError) as exc:
         raise CheckpointError(
             f"{path.name}: not a valid safetensors file ({exc}); save with save_pretrained"
         ) from None
-    return 8 + header_len, header
 
 
 def _is_count(value: Any) -> bool:
@@ -618,6 +604,7 @@ def _hash_regular(digest: Any, path: Path, rel: str) -> None:
     try:
         fd = os.open(path, _FILE_FLAGS)
     except OSError as exc:
+        _raise_if_harness(exc)
         _frame(digest, "unreadable", rel, exc.errno)
         return
     try:
@@ -667,7 +654,7 @@ def validate(directory: Path) -> CheckpointInfo:
     files = _weights(directory)
     if not files:
         raise CheckpointError(no_weights)
-    if kind == "full" and not any((directory / name).exists() for name in TOKENIZER_FILES):
+    if kind == "full" and not any((directory / name).exists() for name in TOKENIZER_VOCAB_FILES):
         raise CheckpointError(
             "tokenizer missing: save it next to the model with tokenizer.save_pretrained(path)"
         )

@@ -32,7 +32,6 @@ BIN_INDEX = "pytorch_model.bin.index.json"
 ADAPTER_NAMES = ("adapter_model.safetensors", "adapter_model.bin")
 WEIGHT_SUFFIXES = {".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".h5", ".msgpack"}
 INDEX_NAMES = {SAFE_INDEX, BIN_INDEX}
-TOKENIZER_FILES = TOKENIZER_FILE_NAMES
 CONFIG_NOISE = {
     "_name_or_path",
     "transformers_version",
@@ -209,7 +208,7 @@ def _base_files(base: Path, skip_tokenizer: bool) -> list[Path]:
         name = path.name
         if not path.is_file() or path.suffix.lower() in WEIGHT_SUFFIXES or name in INDEX_NAMES:
             continue
-        if skip_tokenizer and name in TOKENIZER_FILES:
+        if skip_tokenizer and name in TOKENIZER_FILE_NAMES:
             continue
         out.append(path)
     return out
@@ -235,7 +234,7 @@ def assemble(
         raise CheckpointError("no weights: save the model with model.save_pretrained(path)")
     out_dir.mkdir(parents=True, exist_ok=False)
     if own:
-        for name in sorted(TOKENIZER_FILES):
+        for name in sorted(TOKENIZER_FILE_NAMES):
             if (checkpoint_dir / name).is_file():
                 shutil.copyfile(checkpoint_dir / name, out_dir / name)
     if is_adapter(checkpoint_dir):

@@ -20,6 +20,7 @@ import json
 import queue
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from autorl_runner.records_io import SubmissionLog, utc_now
 from autorl.events import SubmissionEvent
 from autorl_grading import fingerprint, reasons
 from autorl_grading.checkpoints import (
+    HARNESS_ERRNOS,
     CheckpointError,
     CheckpointInfo,
     confine,
@@ -42,6 +44,8 @@ from autorl_grading.graded import assemble, check_config
 FINAL = {"scored", "failed", "duplicate"}
 FINALS_LOG = "final.jsonl"
 DECLARATIONS_PER_SUBMISSION = 4
+HARNESS_RETRY_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+"""Waits before the intake is tried again when the harness is out of descriptors or memory."""
 """``POST /final`` answers at most this many declarations per submission of the quota: each one
 is an fsynced line and may copy a checkpoint in again, so an agent alternating declarations
 must not turn the harness's disk into its own (a flood is answered 429, nothing recorded)."""
@@ -523,15 +527,25 @@ class GradingService:
     def _copy(
         self, sub: Submission, source: Path, dest: Path
     ) -> tuple[CheckpointInfo, Path] | None:
-        """The slow part, holding no lock; None (the submission failed) if it cannot be used."""
-        try:
-            return self._take_in(source, dest)
-        except CheckpointError as exc:
-            reason = reasons.invalid(str(exc))
-        except OSError as exc:  # never the harness's own paths in a reason the agent reads
-            reason = reasons.invalid(
-                f"could not copy the checkpoint: {exc.strerror or type(exc).__name__}"
-            )
+        """The slow part, holding no lock; None (the submission failed) if it cannot be used.
+        Out of descriptors or memory (the harness's, not the checkpoint's fault: an agent's
+        socket flood can take every descriptor for a while) the copy is tried again."""
+        waits = iter(HARNESS_RETRY_S)
+        while True:
+            try:
+                return self._take_in(source, dest)
+            except CheckpointError as exc:
+                reason = reasons.invalid(str(exc))
+            except OSError as exc:  # never the harness's own paths in a reason the agent reads
+                wait = next(waits, None) if exc.errno in HARNESS_ERRNOS else None
+                if wait is not None:
+                    shutil.rmtree(dest.parent, ignore_errors=True)
+                    time.sleep(wait)
+                    continue
+                reason = reasons.invalid(
+                    f"could not copy the checkpoint: {exc.strerror or type(exc).__name__}"
+                )
+            break
         shutil.rmtree(dest.parent, ignore_errors=True)
         with self._lock:
             if sub.status not in FINAL:

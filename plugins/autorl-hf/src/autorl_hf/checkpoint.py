@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import struct
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from autorl import safetensors_header
 from autorl.errors import CheckpointError as _CoreCheckpointError
+from autorl.types import TOKENIZER_VOCAB_FILES
 
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "spiece.model", "vocab.txt")
 ADAPTER_WEIGHTS = ("adapter_model.safetensors", "adapter_model.bin")
 
 
@@ -37,34 +37,11 @@ def _first_line(exc: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-HEADER_MAX = 100 * 2**20
-"""The largest safetensors header read (a real one is kilobytes; a forged length is refused)."""
-
-
-def safetensors_header(path: Path) -> tuple[dict[str, Any], int]:
-    """A safetensors file's JSON header and its length; ValueError when the file is shorter
-    than its 8-byte length, or the length runs past the file's end or :data:`HEADER_MAX`."""
-    size = path.stat().st_size
-    with path.open("rb") as fh:
-        raw = fh.read(8)
-        if len(raw) < 8:
-            raise ValueError("shorter than the 8-byte header length")
-        (header_len,) = struct.unpack("<Q", raw)
-        if header_len > size - 8:
-            raise ValueError(f"header length {header_len} beyond the end of the file")
-        if header_len > HEADER_MAX:
-            raise ValueError(f"a header of {header_len} bytes")
-        header = json.loads(fh.read(header_len))
-    if not isinstance(header, dict):
-        raise ValueError("the header is not a JSON object")
-    return header, header_len
-
-
 def check_safetensors(path: Path) -> None:
     """The header parses and the file holds every byte the header promises."""
     size = path.stat().st_size
     try:
-        header, header_len = safetensors_header(path)
+        data_start, header = safetensors_header.read(path)
         end = max(
             (t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0
         )
@@ -73,10 +50,10 @@ def check_safetensors(path: Path) -> None:
             f"{path.name}: not a valid safetensors file ({_first_line(exc)}); "
             "save it again with save_pretrained(..., safe_serialization=True)"
         ) from None
-    if 8 + header_len + end > size:
+    if data_start + end > size:
         raise CheckpointError(
             f"{path.name}: truncated file ({size} bytes, its header promises "
-            f"{8 + header_len + end}); copy or save it again"
+            f"{data_start + end}); copy or save it again"
         )
 
 
@@ -107,7 +84,7 @@ def _weight_files(path: Path) -> list[Path]:
 
 def _check_tokenizer_files(path: Path) -> None:
     if not (path / "tokenizer_config.json").is_file() or not any(
-        (path / name).is_file() for name in TOKENIZER_FILES
+        (path / name).is_file() for name in TOKENIZER_VOCAB_FILES
     ):
         raise CheckpointError(
             "tokenizer missing: add tokenizer.json/tokenizer_config.json "

@@ -95,8 +95,13 @@ def finish(
     defers afresh)."""
     if setup is not None:
         # every file: weights, config, tokenizer
-        current = setup.grader.files_hash(setup.model_info.path)
-        if current != setup.base_tree_hash:
+        try:
+            current = setup.grader.files_hash(setup.model_info.path)
+        except OSError as exc:  # the harness out of descriptors or memory: unchecked, said so
+            current = None
+            events.warning("base_model_unchecked", error=exc.strerror or type(exc).__name__)
+            run_info["integrity"] = {"base_model_checked": False}
+        if current is not None and current != setup.base_tree_hash:
             events.warning("base_model_modified", expected=setup.base_tree_hash, found=current)
             console.print("[red]the base model in the cache was modified during the run[/]")
             run_info["integrity"] = {"base_model_modified": True}

@@ -21,6 +21,8 @@ import pytest
 
 from autorl_testing.runs import SHARED_CACHE_ENV
 
+pytest_plugins = ["autorl_testing.cputime"]  # `--cpu-times FILE`: CPU seconds per test
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """The session's shared cache (:func:`autorl_testing.runs.run_cache`): made once by the

@@ -94,11 +94,11 @@ def _tensor_shapes(path: Path) -> list[tuple[str, str, list[int]]]:
     """(name, dtype, shape) of every tensor in ``path``'s ``*.safetensors`` files, from their
     headers: a checkpoint that stores a tensor in another dtype gets an engine of its own
     rather than a load that would cast it."""
-    from autorl_hf.checkpoint import safetensors_header
+    from autorl import safetensors_header
 
     found: list[tuple[str, str, list[int]]] = []
     for file in sorted(path.glob("*.safetensors")):
-        header, _ = safetensors_header(file)
+        _, header = safetensors_header.read(file)
         found += [
             (k, str(v["dtype"]), list(v["shape"])) for k, v in header.items() if k != "__metadata__"
         ]
