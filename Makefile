@@ -90,17 +90,21 @@ TEST_XDIST := $(call xdist,$(TEST_JOBS))
 # The quick loop while you work (meant to stay under 3 minutes on 2 cores): lint, then every
 # test that launches no real run, trains no model and starts no service (not `e2e`, not `slow`).
 # Tests marked `serial` measure the machine's load or a latency: they run after the parallel
-# pass, alone (exit 5, no such test among PYTEST_ARGS, is no failure).
+# pass, alone: the parallel pass writes their ids (--serial-ids, conftest.py), so the serial pass
+# collects only their modules (collecting the whole suite again took 11 s of the 3 minutes).
+# Tests over ~2 CPU-seconds are `slow` (a model's rollouts, a whole environment played, a
+# training step): `make test` runs them. Find them with `--cpu-times FILE` and bench/cpu_times.py.
+SERIAL_IDS := $(VENV)/serial-ids
 check: setup setup-sandbox
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
-	$(BIN)/python -m pytest $(XDIST) -q -m "not e2e and not slow and not serial" $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -q -m "serial and not e2e and not slow" $(PYTEST_ARGS) || test $$? = 5
+	$(BIN)/python -m pytest $(XDIST) -q -m "not e2e and not slow and not serial" --serial-ids $(SERIAL_IDS) $(PYTEST_ARGS)
+	if [ -s $(SERIAL_IDS) ]; then $(BIN)/python -m pytest -q -m "serial and not e2e and not slow" @$(SERIAL_IDS) $(PYTEST_ARGS); fi
 
 # Everything, as CI runs it (.ci/run): every sandbox and the engine are required, not skipped.
 test: setup setup-sandbox setup-docker setup-browser setup-engine
 	$(BIN)/ruff check .
-	AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest $(TEST_XDIST) -m "not serial" --durations=40 $(PYTEST_ARGS)
-	AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest -m serial $(PYTEST_ARGS) || test $$? = 5
+	AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest $(TEST_XDIST) -m "not serial" --durations=40 --serial-ids $(SERIAL_IDS) $(PYTEST_ARGS)
+	if [ -s $(SERIAL_IDS) ]; then AUTORL_REQUIRE_SANDBOXES=1 AUTORL_REQUIRE_ENGINE=1 $(BIN)/python -m pytest -m serial @$(SERIAL_IDS) $(PYTEST_ARGS); fi
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

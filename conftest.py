@@ -17,7 +17,9 @@ marks that follow from what it uses, so a test author marks nothing by hand for 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +106,33 @@ def _tag_groups(items: list[pytest.Item]) -> None:
         suffix = "@" + "_".join(names)
         if names and not item.nodeid.endswith(suffix):
             item._id = NodeId.parse(item.nodeid + suffix)  # type: ignore[attr-defined]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--serial-ids",
+        metavar="FILE",
+        default=None,
+        help="write the ids of the `serial` tests this run deselected to FILE (one per line), "
+        "for the serial pass to run as `pytest @FILE` without collecting the whole suite again",
+    )
+
+
+_SERIAL = pytest.StashKey[set[str]]()
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """The parallel pass knows which tests are `serial`: the serial pass (``make check``,
+    ``make test``) then runs only their modules (collecting the whole suite again took 11 s)."""
+    for item in items:
+        if item.get_closest_marker("serial"):
+            item.config.stash.setdefault(_SERIAL, set()).add(item.nodeid.split("@")[0])
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    path = session.config.getoption("serial_ids", None)
+    if path:
+        out = Path(path)
+        tmp = out.with_name(f".{out.name}.{os.getpid()}")
+        tmp.write_text("".join(f"{i}\n" for i in sorted(session.config.stash.get(_SERIAL, ()))))
+        tmp.replace(out)  # every worker deselects the same tests: whichever rename is last

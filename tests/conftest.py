@@ -9,6 +9,7 @@ for everyone else's tests.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import os
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from autorl_testing.runs import SHARED_CACHE_ENV
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -54,13 +56,24 @@ def pip_install_target(project: Path, target: Path) -> None:
 
 @pytest.fixture(scope="session")
 def installed_fixtures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """fixture name (``plugin``, ``broken``, ``misspelt``) -> its pip ``--target`` directory."""
-    root = tmp_path_factory.mktemp("installed-plugins")
+    """fixture name (``plugin``, ``broken``, ``misspelt``) -> its pip ``--target`` directory.
+
+    Installed once per session, not once per xdist worker (three pip installs, ~4 CPU-s):
+    into the session's shared directory (``autorl_testing.runs``) under a lock; tests only
+    put these directories on ``PYTHONPATH``."""
+    shared = os.environ.get(SHARED_CACHE_ENV)
+    root = Path(shared) / "installed-plugins" if shared else tmp_path_factory.mktemp("plugins")
+    root.mkdir(parents=True, exist_ok=True)
     out = {}
-    for name in ("plugin", "broken", "misspelt"):
-        target = root / name
-        pip_install_target(FIXTURES / f"autorl-fixture-{name}", target)
-        out[name] = target
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for name in ("plugin", "broken", "misspelt"):
+            target = root / name
+            if not (root / f"{name}.done").exists():
+                shutil.rmtree(target, ignore_errors=True)
+                pip_install_target(FIXTURES / f"autorl-fixture-{name}", target)
+                (root / f"{name}.done").touch()
+            out[name] = target
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from autorl_testing import (
     ExecutorConformance,
     ReportConformance,
@@ -63,6 +64,7 @@ class TestLeaky(TaskConformance):
 """
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_kit_fails_a_task_whose_train_split_holds_an_eval_example(tmp_path: Path) -> None:
     (tmp_path / "leaky_plugin.py").write_text(textwrap.dedent(LEAKY_TASK))
     (tmp_path / "test_leaky.py").write_text(textwrap.dedent(LEAKY_TEST))

@@ -49,6 +49,7 @@ def example(tmp_path_factory: pytest.TempPathFactory, pip_install, autorl_env) -
     return {"root": root, "project": project, "target": target, "files": files, "env": autorl_env}
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_the_guide_has_the_whole_package(example: dict) -> None:
     names = {p.relative_to(example["root"]).as_posix() for p in example["files"]}
     assert names == {

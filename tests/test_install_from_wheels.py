@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import fcntl
+import functools
 import hashlib
 import importlib.metadata as md
 import json
@@ -67,6 +68,12 @@ def pip(python: Path, *args: str, timeout: int = 900) -> str:
     return proc.stdout
 
 
+@functools.cache
+def _requirements(dist: md.Distribution) -> tuple[Requirement, ...]:
+    """A distribution's requirements, parsed once (its metadata is read from disk each time)."""
+    return tuple(Requirement(line) for line in dist.requires or [])
+
+
 def closure(installed: dict[str, md.Distribution], roots: Iterable[Requirement]) -> set[str]:
     """Every distribution ``roots`` require, through the installed metadata (extras included)."""
     seen: set[tuple[str, frozenset[str]]] = set()
@@ -76,8 +83,7 @@ def closure(installed: dict[str, md.Distribution], roots: Iterable[Requirement])
         if (name, extras) in seen:
             continue
         seen.add((name, extras))
-        for line in installed[name].requires or [] if name in installed else []:
-            req = Requirement(line)
+        for req in _requirements(installed[name]) if name in installed else []:
             wanted = extras or {""}
             if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in wanted):
                 todo.append((canonicalize_name(req.name), frozenset(req.extras)))

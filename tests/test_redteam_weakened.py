@@ -49,6 +49,7 @@ def weaken_grader(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.mark.skipif(bwrap_path() is None, reason="no bwrap")
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_the_template_leak_lands_on_a_weakened_grader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,17 +27,22 @@ def autorl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([AUTORL, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
+def refused(flags: list[str], needle: str, *marks: pytest.MarkDecorator) -> object:
+    return pytest.param(flags, needle, id=" ".join(flags), marks=marks)
+
+
 REFUSED = [
-    (["--device", "gpu"], "device 'gpu' is not auto, cpu, cuda or cuda:N"),
-    (["--device", "cuda:7"], "torch sees"),
-    (["--agent-option", "bogus=1"], "the recipe of task 'gsm8k' has no option 'bogus'"),
-    (["--agent-option", "rnds=2"], "did you mean 'rounds'?"),
-    (["--task-option", "train_sizee=3"], "did you mean 'train_size'?"),
-    (["--evaluator-option", "nope=1"], "unknown option(s) nope"),
+    refused(["--device", "gpu"], "device 'gpu' is not auto, cpu, cuda or cuda:N"),
+    # imports torch to ask it: over 2 CPU-s, so make test only
+    refused(["--device", "cuda:7"], "torch sees", pytest.mark.slow),
+    refused(["--agent-option", "bogus=1"], "the recipe of task 'gsm8k' has no option 'bogus'"),
+    refused(["--agent-option", "rnds=2"], "did you mean 'rounds'?"),
+    refused(["--task-option", "train_sizee=3"], "did you mean 'train_size'?"),
+    refused(["--evaluator-option", "nope=1"], "unknown option(s) nope"),
 ]
 
 
-@pytest.mark.parametrize(("flags", "needle"), REFUSED, ids=[" ".join(f) for f, _ in REFUSED])
+@pytest.mark.parametrize(("flags", "needle"), REFUSED)
 def test_a_bad_option_is_refused_before_anything_runs(
     tmp_path: Path, flags: list[str], needle: str
 ) -> None:

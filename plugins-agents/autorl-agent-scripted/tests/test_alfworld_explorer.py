@@ -160,6 +160,7 @@ def test_room_variants_are_episodes_the_engine_plays_the_same_way(
     assert checked >= 3
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_slipping_explorer_trains_on_recoveries_never_on_slips(alfworld_workspace: Path) -> None:
     import random
 

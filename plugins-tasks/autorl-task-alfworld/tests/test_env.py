@@ -56,6 +56,7 @@ def test_unknown_session_and_step_before_reset() -> None:
         AlfWorldEnv({}, max_steps=0)
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_expert_wins_and_success_ends_the_episode(games: dict[str, Path]) -> None:
     env = AlfWorldEnv(games, max_steps=50, expert=True)
     for session_id in list(games)[:2]:

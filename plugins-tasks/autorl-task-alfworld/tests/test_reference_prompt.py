@@ -99,6 +99,7 @@ def test_reference_strings_numbers_and_key_mapping(examples_file: Path) -> None:
     assert len(required_examples()) == 12
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_verbatim_env_plays_as_the_reference(tmp_path: Path) -> None:
     record = read_records(SHIPPED["eval"])[0]
     domain, grammar = engine_logic()
@@ -160,6 +161,7 @@ def test_prompt_option_defaults_and_refusals(tmp_path: Path, examples_file: Path
         parse_options({"prompt": "reference", "react_prompts": str(tmp_path / "bad.json")})
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_prepared_reference_config_contract_and_protocol(
     reference_prepared: PreparedTask, examples_file: Path
 ) -> None:
@@ -189,6 +191,7 @@ def test_prepared_reference_config_contract_and_protocol(
         )
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_kit_serves_the_grader_prompt(reference_prepared: PreparedTask, tmp_path: Path) -> None:
     kit_dir = reference_prepared.kit_dir
     assert kit_dir is not None and (kit_dir / REACT_PROMPTS_FILE).is_file()
@@ -232,6 +235,7 @@ def test_download_refuses_clearly_offline(tmp_path: Path, monkeypatch) -> None:
     assert (tmp_path / "ok" / REACT_PROMPTS_FILE).read_bytes() == wrong.read_bytes()
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_rollout_evaluator_plays_the_raw_text_prompt(
     reference_prepared: PreparedTask, tmp_path: Path
 ) -> None:

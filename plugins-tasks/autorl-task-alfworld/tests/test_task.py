@@ -130,6 +130,7 @@ def test_no_eval_game_reaches_the_kit_or_the_workspace(
     assert "eval_games" not in text and "games_eval" not in text and "eval.jsonl" not in text
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_kit_runs_the_engine_on_train_games_only(prepared: PreparedTask, tmp_path: Path) -> None:
     assert prepared.kit_dir is not None
     script = """

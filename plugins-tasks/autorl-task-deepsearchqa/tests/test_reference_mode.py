@@ -443,6 +443,7 @@ print(json.dumps(out))
     assert ref.parse_reply(cut(reply, ref.STOP).strip()) == ("answer", "X")
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_rollout_evaluator_plays_the_reference_prompt(tmp_path: Path, prepare) -> None:
     import autorl_model_tiny.model as tiny
 

@@ -19,6 +19,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tiny.TinyModel().materialize(tmp_path_factory.mktemp("models")).path
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_rollout_evaluator_scores_the_tiny_model(
     tiny_model_dir: Path, prepare, tmp_path: Path
 ) -> None:

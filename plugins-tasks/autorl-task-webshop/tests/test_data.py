@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from autorl_task_webshop.catalog import Goal, Product
 from autorl_task_webshop.env import WebShopEnv
 from autorl_task_webshop.expert import expert_actions, expert_query
@@ -48,6 +49,7 @@ def test_splits_are_disjoint_in_goals_and_target_products(
     assert all(g.asin in asins for g in train_goals + eval_goals)
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_expert_buys_every_train_goal_perfectly(shop: Shop, train_goals: list[Goal]) -> None:
     env = WebShopEnv(shop, train_goals)
     rewards = []

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
 from autorl.cli.main import cli
@@ -22,6 +23,7 @@ def _run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_compare_prints_writes_and_exports(campaign_dir: Path) -> None:
     code, out = _run(str(campaign_dir))
     assert code == 0, out
@@ -57,6 +59,7 @@ def test_compare_prints_writes_and_exports(campaign_dir: Path) -> None:
     assert len(subs) == 14 and set(subs.columns) >= {"cell_id", "elapsed_s", "tokens_by_then"}
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_compare_options(campaign_dir: Path, tmp_path: Path) -> None:
     out_dir = tmp_path / "elsewhere"
     code, out = _run(
@@ -130,6 +133,7 @@ def test_help_lists_the_options() -> None:
         assert option in out
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_the_docs_describe_every_exported_column(campaign_dir: Path) -> None:
     """docs/campaign-statistics.md has a section per exported table naming each column (the
     store's own columns of `cells` are documented in campaigns.md)."""

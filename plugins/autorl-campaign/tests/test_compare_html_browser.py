@@ -17,6 +17,8 @@ from click.testing import CliRunner
 
 from autorl.cli.main import cli
 
+pytestmark = pytest.mark.e2e  # headless Chromium
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:

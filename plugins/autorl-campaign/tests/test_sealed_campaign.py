@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
+import pytest
 from autorl_campaign.analysis import Options, compare_campaign
 from autorl_campaign.runner import record
 from autorl_campaign.store import CampaignStore
@@ -200,6 +201,7 @@ def test_compare_refuses_to_rank_mixed_protocols(tmp_path: Path) -> None:
     assert groups["label"].tolist() == ["react"] and groups["n"].tolist() == [2]
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_infra_error_cells_are_left_out_named_and_retried_as_a_new_attempt(
     tmp_path: Path,
 ) -> None:

@@ -186,6 +186,7 @@ while True:
 """
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_a_process_swapping_files_during_copies_never_gets_an_outside_file_copied(
     ws: Path, tmp_path: Path
 ) -> None:
@@ -221,6 +222,7 @@ def test_a_process_swapping_files_during_copies_never_gets_an_outside_file_copie
     assert not any(SECRET in p.read_bytes() for p in (tmp_path / "copies").rglob("*.safetensors"))
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_too_many_files_are_refused(ws: Path, tmp_path: Path) -> None:
     ckpt = write_checkpoint(ws / "output" / "v1")
     junk = ckpt / "junk"

@@ -46,6 +46,7 @@ def test_a_declared_100_mb_body_gets_413_before_it_is_sent(grader: LiveGrader) -
     assert seconds < 5  # not waiting for a body that never comes
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_a_100_mb_json_body_is_refused_quickly_and_logs_nothing_large(
     grader: LiveGrader, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
 ) -> None:

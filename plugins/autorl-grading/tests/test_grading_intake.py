@@ -97,6 +97,7 @@ def test_without_wait_a_small_checkpoint_is_answered_after_its_intake(
     grader.release.set()
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_without_wait_a_huge_checkpoint_is_answered_received_after_the_grace(
     tmp_path: Path,
 ) -> None:
@@ -197,6 +198,7 @@ def test_no_submission_once_the_agent_has_stopped(grader: LiveGrader) -> None:
     assert [e["submission_id"] for e in grader.log()] == [1, 1, 1, 1]
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_finalize_fails_everything_not_final_and_drops_late_results(tmp_path: Path) -> None:
     g = LiveGrader(tmp_path, intake_wait_s=0)
     try:

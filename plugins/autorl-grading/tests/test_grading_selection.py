@@ -322,6 +322,7 @@ def test_a_declaration_leaves_the_submissions_log_clean(live: Live) -> None:
     }
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_alternating_declarations_are_bounded(live: Live) -> None:
     """Each declaration is an fsynced line and may copy a checkpoint in again: an agent
     alternating ``/final 1`` and ``/final 3`` gets 429 past the run's allowance, nothing more is

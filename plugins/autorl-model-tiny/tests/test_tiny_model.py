@@ -105,6 +105,7 @@ def sft_args(out: Path) -> Any:
     )
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_trl_sft_full_fine_tuning_changes_the_weights(tiny_dir: Path, tmp_path: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -123,6 +124,7 @@ def test_trl_sft_full_fine_tuning_changes_the_weights(tiny_dir: Path, tmp_path: 
     assert not torch.equal(before, model.model.layers[0].mlp.up_proj.weight)
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_trl_lora_adapter_merges_with_merge_lora(tiny_dir: Path, tmp_path: Path) -> None:
     import torch
     from autorl_hf.checkpoint import load_check, merge_lora

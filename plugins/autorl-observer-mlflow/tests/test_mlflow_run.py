@@ -24,7 +24,6 @@ import pytest
 import yaml
 from autorl_observer_mlflow import plugin
 from autorl_testing.runs import run_cache
-from mlflow import MlflowClient
 
 from autorl.events import RunEndEvent
 
@@ -104,6 +103,8 @@ def logged(root: Path) -> dict[str, Any]:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     run_dir = root / "runs" / "logged"
+    from mlflow import MlflowClient  # 3 CPU-s to import: not at collection, on every worker
+
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name(EXPERIMENT)
     assert experiment is not None, "no experiment was created"
@@ -120,7 +121,7 @@ def logged(root: Path) -> dict[str, Any]:
     }
 
 
-def history(client: MlflowClient, run_id: str, key: str) -> list[tuple[int, float]]:
+def history(client: Any, run_id: str, key: str) -> list[tuple[int, float]]:
     return sorted((m.step, m.value) for m in client.get_metric_history(run_id, key))
 
 
@@ -222,6 +223,8 @@ def test_run_end_alone_logs_the_whole_run_once(
     event = RunEndEvent("logged", logged["run_dir"])
     plugin.autorl_on_run_end(event)
     plugin.autorl_on_run_end(event)
+    from mlflow import MlflowClient  # 3 CPU-s to import: not at collection, on every worker
+
     client = MlflowClient(uri)
     runs = client.search_runs([client.get_experiment_by_name("autorl").experiment_id])
     assert len(runs) == 1

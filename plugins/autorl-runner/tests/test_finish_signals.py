@@ -5,14 +5,26 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
 
 import pytest
 from autorl_runner.finish import signals_deferred
 from autorl_runner.run import terminate_as_interrupt
 
 
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """SIGINT as a run's process has it (KeyboardInterrupt), whatever the test process has
+    installed (under xdist it once did not raise here: not traced which handler was in place)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_a_stop_signal_waits_for_the_end_to_be_written(signum: int) -> None:
+def test_a_stop_signal_waits_for_the_end_to_be_written(signum: int, ctrl_c_raises: None) -> None:
     written = []
     before = {n: signal.getsignal(n) for n in (signal.SIGINT, signal.SIGTERM)}
     with terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):
