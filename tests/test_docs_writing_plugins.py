@@ -103,6 +103,7 @@ def autorl(example: dict, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_installed_guide_plugin_is_discovered(example: dict) -> None:
     rows = {r["name"]: r for r in json.loads(autorl(example, "plugins", "list", "--json").stdout)}
     plugin = rows["autorl-task-reverse"]

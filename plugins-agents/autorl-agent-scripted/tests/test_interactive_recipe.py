@@ -77,6 +77,7 @@ def test_a_step_drops_batches_without_signal_and_keeps_within_its_time(
     assert len(played) == 4 and not any(interactive.advantages(episodes))
 
 
+@pytest.mark.slow  # over 1.5 CPU-s: make test, not make check
 def test_play_runs_lockstep_episodes_in_the_kit_env(webshop_workspace: Path) -> None:
     import autorl_kit as kit
     import interactive

@@ -127,6 +127,7 @@ def test_lockstep_equals_one_at_a_time_on_webshop(tiny_model_dir: Path, tmp_path
         assert isinstance(episode["success"], bool)
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_sampling_is_reproducible_with_the_seed(tiny_model_dir: Path, tmp_path: Path) -> None:
     def sampled(work: str, seed: int) -> list:
         request = counter_request(tiny_model_dir, tmp_path / work, temperature=1.0)

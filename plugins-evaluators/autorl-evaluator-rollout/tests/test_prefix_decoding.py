@@ -64,6 +64,7 @@ def test_the_store_reuses_the_longest_prefix_and_keeps_its_budget() -> None:
     assert [len(e.tokens) for e in store.entries] == [50]
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_same_tokens_as_plain_generation(generator) -> None:
     assert supports_prefix_cache(generator.model)
     decoder = PrefixCachedDecoder(generator.model, generator.tokenizer)

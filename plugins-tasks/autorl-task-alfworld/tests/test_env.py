@@ -18,6 +18,7 @@ def games(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {r.id: materialize(r, root / r.id, domain, grammar) for r in records}
 
 
+@pytest.mark.slow  # over 1.5 CPU-s: make test, not make check
 def test_reset_shows_the_room_and_the_goal(games: dict[str, Path]) -> None:
     env = AlfWorldEnv(games, max_steps=5)
     record = read_records(SHIPPED["train"])[0]

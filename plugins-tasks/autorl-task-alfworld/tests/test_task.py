@@ -88,6 +88,7 @@ def test_alfworld_data_variable_is_the_default_data_path(tmp_path: Path) -> None
         parse_options({"data_path": str(tmp_path)}, environ={})
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_protocol_plays_the_eval_games(prepared: PreparedTask) -> None:
     ids = protocol.load_sessions(prepared.eval_path)
     assert ids == [row["session_id"] for row in _eval_rows(prepared)]

@@ -65,6 +65,7 @@ def test_expert_buys_every_train_goal_perfectly(shop: Shop, train_goals: list[Go
     assert min(rewards) == 1.0
 
 
+@pytest.mark.slow  # over 1.5 CPU-s: make test, not make check
 def test_bm25_finds_the_target_for_most_expert_searches(
     shop: Shop, train_goals: list[Goal], eval_goals: list[Goal]
 ) -> None:

@@ -107,6 +107,7 @@ def test_bad_group_by_is_a_clear_error(campaign_dir: Path) -> None:
     assert "choose among agent, driver, task, model" in out
 
 
+@pytest.mark.slow  # over 1.5 CPU-s: make test, not make check
 def test_one_cell(make_campaign: Callable[..., Path], fixture_cells: list) -> None:
     directory = make_campaign(fixture_cells[:1])
     code, out = _run(str(directory))

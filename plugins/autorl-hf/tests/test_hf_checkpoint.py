@@ -45,6 +45,7 @@ def train_lora(base_dir: Path, out_dir: Path, steps: int = 2, targets: Any = Non
     return peft_model
 
 
+@pytest.mark.slow  # over 2 CPU-s: make test, not make check
 def test_merge_round_trip(tiny_dir: Path, tmp_path: Path, tiny: tuple[Any, Any]) -> None:
     import torch
 
@@ -196,6 +197,7 @@ def test_load_check_missing_config_and_directory(copy_of_tiny: Path, tmp_path: P
         load_check(tmp_path / "nowhere")
 
 
+@pytest.mark.slow  # over 1.5 CPU-s: make test, not make check
 def test_a_generator_merges_an_adapter_onto_the_base(tiny_dir: Path, tmp_path: Path) -> None:
     """The model layer owns LoRA merges: a Generator given an adapter directory and the base
     generates exactly what the merged model does, and leaves no merged copy behind."""

@@ -14,7 +14,7 @@ TESTS = """
 import subprocess, sys, time
 
 def test_busy_child():
-    subprocess.run([sys.executable, "-c", "x = 0\\nfor i in range(3_000_000): x += i"], check=True)
+    subprocess.run([sys.executable, "-c", "x = 0\\nfor i in range(1_000_000): x += i"], check=True)
 
 def test_sleeps():
     time.sleep(0.5)
@@ -33,7 +33,7 @@ def test_each_test_gets_its_cpu_and_the_bench_sums_them(tmp_path: Path) -> None:
     rows = {r["test"].split("::")[-1]: r for r in map(json.loads, out.read_text().splitlines())}
     assert set(rows) == {"<collection>", "test_busy_child", "test_sleeps"}
     busy, sleeps = rows["test_busy_child"], rows["test_sleeps"]
-    assert busy["children"] > 0.05 and busy["children"] > 5 * sleeps["children"]
+    assert busy["children"] > 0.03 and busy["children"] > 5 * sleeps["children"]
     assert sleeps["wall"] >= 0.5 and sleeps["own"] < 0.3  # waiting costs no CPU
     summed = subprocess.run(
         [sys.executable, str(BENCH), str(out)], capture_output=True, text=True, timeout=60
