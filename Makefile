@@ -71,10 +71,11 @@ endif
 
 # Tests run in parallel (pytest-xdist; JOBS=1 runs them in this process). --dist loadgroup keeps
 # the groups that conftest.py marks on one worker: one Docker daemon, one vLLM engine, a module's
-# shared runs made once. `make check` (CPU-bound unit tests): one worker per core. `make test`:
-# one worker more than cores, because a real run spends much of its time waiting on its sandbox,
-# its grader and sockets: with one worker per core the 2 CPUs were 70 % busy and the suite took
-# 23 min, with 3 workers 20 min (docs/contributing.md).
+# shared runs made once. Both use one worker more than cores: their tests spend much of their
+# time waiting (a sandbox, a grader, sockets, a real run): `make test` with one worker per core
+# kept the 2 CPUs 70 % busy (23 min), with 3 workers 20 min; `make check`'s tests kept them 77 %
+# busy with 2 workers (process accounting): 169 s, with 3 workers 146 s, with 4 138 s (one run
+# each, AMD EPYC host; docs/contributing.md). Timing-bound tests are `serial`, run alone after.
 # Python caches compiled modules unless PYTHONDONTWRITEBYTECODE is set (some shells and CI
 # images set it): then every test worker re-rewrites ~300 test modules' assertions (pytest's
 # collection took 15.0 s instead of 9.5) and every `autorl` a test starts compiles the
@@ -84,8 +85,8 @@ unexport PYTHONDONTWRITEBYTECODE
 JOBS      ?= auto
 TEST_JOBS ?= $(if $(filter auto,$(JOBS)),$(shell echo $$(( $$(nproc) + 1 ))),$(JOBS))
 xdist      = $(if $(filter 1,$(1)),,-n $(1) --dist loadgroup)
-XDIST     := $(call xdist,$(JOBS))
-TEST_XDIST := $(call xdist,$(TEST_JOBS))
+XDIST     := $(call xdist,$(TEST_JOBS))
+TEST_XDIST := $(XDIST)
 
 # The quick loop while you work (meant to stay under 3 minutes on 2 cores): lint, then every
 # test that launches no real run, trains no model and starts no service (not `e2e`, not `slow`).
