@@ -5,10 +5,13 @@ are tested in their plugins: autorl-grading, autorl-sandbox-common, -isolated.)"
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from autorl_runner.diskwatch import DiskWatch, disk_usage
+from autorl_runner.statedir import ShortStateDir
 
 
 def test_disk_usage_counts_allocated_blocks(tmp_path: Path) -> None:
@@ -45,11 +48,46 @@ def test_a_run_dir_too_deep_for_socket_paths_gets_a_short_state_dir(tmp_path: Pa
     shallow = tmp_path / "r"
     assert state_dir_for(shallow) == shallow / "sandbox"
     deep = tmp_path / ("d" * 60) / "campaigns" / "demo" / "runs" / "0123456789ab-1"
-    state = state_dir_for(deep)
-    assert state != deep / "sandbox" and state.is_dir()
+    short = state_dir_for(deep)
+    assert isinstance(short, ShortStateDir)
+    state = short.path
+    assert state.is_dir() and state.name.startswith("autorl-state-")
     with socket.socket(socket.AF_UNIX) as sock:
         sock.bind(str(state / "gateway.sock"))  # fits
     with socket.socket(socket.AF_UNIX) as sock, pytest.raises(OSError, match="too long"):
         sock.bind(str(deep / "sandbox" / "gateway.sock"))  # what it would have been
-    (state / "gateway.sock").unlink()
-    state.rmdir()
+    short.remove()
+    assert not state.exists()
+
+
+HOLD = """
+import sys, time
+from autorl_runner.statedir import ShortStateDir
+print(ShortStateDir().path, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_harness_short_state_dir_is_removed_by_the_next_run() -> None:
+    """SIGKILL runs no clean-up: the directory stays until the next run that needs one sweeps
+    it; a live harness's directory (its lock held) is never swept."""
+    from autorl_runner.statedir import sweep
+
+    procs = [
+        subprocess.Popen([sys.executable, "-c", HOLD], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    try:
+        dead, alive = (Path(p.stdout.readline().strip()) for p in procs)
+        (dead / "grader.sock").write_text("")  # what a run leaves in it
+        procs[0].kill()
+        procs[0].wait()
+        assert dead.is_dir()  # nothing removed it at its death
+        removed = sweep()
+        assert dead in removed and not dead.exists()
+        assert alive.is_dir() and alive not in removed
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    assert alive in sweep()  # its harness gone too

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +18,7 @@ from autorl_runner.console import agent_text
 from autorl_runner.context import RunContext
 from autorl_runner.diskwatch import DiskWatch, agent_roots
 from autorl_runner.records_io import write_json
+from autorl_runner.statedir import ShortStateDir
 from autorl_runner.workspace import build_workspace, instructions
 
 PASS_THROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_NUM_THREADS", "TZ")
@@ -30,14 +29,15 @@ SOCKET_PATH_MAX = 100
 """AF_UNIX paths hold 107 bytes; the longest socket name here is ``gateway.sock``."""
 
 
-def state_dir_for(run_dir: Path) -> Path:
+def state_dir_for(run_dir: Path) -> Path | ShortStateDir:
     """Where the run's sockets (grader, gateway, egress) live: ``<run>/sandbox``, or a short
-    private directory under /tmp when the run directory's path is too long for a socket path
-    (a campaign's runs nest deep), instead of failing with ``AF_UNIX path too long``."""
+    private directory under /tmp (:class:`ShortStateDir`) when the run directory's path is too
+    long for a socket path (a campaign's runs nest deep), instead of failing with ``AF_UNIX
+    path too long``."""
     state = run_dir / "sandbox"
     if len(str(state / "gateway.sock").encode()) <= SOCKET_PATH_MAX:
         return state
-    return Path(tempfile.mkdtemp(prefix="autorl-"))
+    return ShortStateDir()
 
 
 @dataclass
@@ -62,7 +62,9 @@ class AgentPhase:
     def __init__(self, ctx: RunContext, run_info: dict[str, Any]) -> None:
         self.ctx = ctx
         """What the run's phases share (config, components, setup, scorer, records)."""
-        self.state_dir = state_dir_for(ctx.run_dir)
+        where = state_dir_for(ctx.run_dir)
+        self._short = where if isinstance(where, ShortStateDir) else None
+        self.state_dir = where.path if isinstance(where, ShortStateDir) else where
         self.run_info = run_info
         self.service: GradingService | None = None
         """The grading service, kept after the phase: it holds the selection candidates'
@@ -158,8 +160,8 @@ class AgentPhase:
                 events.info("egress_proxy_stopped", requests=proxy.requests, denied=proxy.denied)
             server.stop()
             service.close()
-            if self.state_dir != self.ctx.run_dir / "sandbox":
-                shutil.rmtree(self.state_dir, ignore_errors=True)
+            if self._short is not None:
+                self._short.remove()
         history.snapshot("end of run")
         return service.selection(), info
 
