@@ -18,6 +18,8 @@ compact prompt); the model comes from the registry, materialised into ``$AUTORL_
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import statistics
 import sys
 import tempfile
@@ -41,6 +43,7 @@ def expert_pairs(tokenizer: Any, n: int, seed: int) -> list[tuple[list[int], lis
     from autorl.types import TaskContext
 
     tmp = Path(tempfile.mkdtemp(prefix="sft-bench-"))
+    atexit.register(shutil.rmtree, tmp, True)  # the kit is imported from it until the end
     kit_dir = WebShopTask().prepare(TaskContext(cache_dir=tmp, options={})).kit_dir
     sys.path[:0] = [str(kit_dir), str(RECIPES / "common")]
     import autorl_kit as kit

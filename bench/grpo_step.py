@@ -20,7 +20,9 @@ prompts (the grader's compact prompt, train sessions), the same group size and r
 from __future__ import annotations
 
 import argparse
+import atexit
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -40,6 +42,7 @@ def webshop_kit() -> Any:
     from autorl.types import TaskContext
 
     tmp = Path(tempfile.mkdtemp(prefix="grpo-bench-"))
+    atexit.register(shutil.rmtree, tmp, True)  # the kit is imported from it until the end
     kit_dir = WebShopTask().prepare(TaskContext(cache_dir=tmp, options={})).kit_dir
     sys.path[:0] = [str(kit_dir), str(RECIPES / "common")]
     import autorl_kit as kit
@@ -108,8 +111,10 @@ def trl_steps(
 
     clock = Clock()
     per_step = len(sessions[0]) * group
+    output_dir = tempfile.mkdtemp(prefix="grpo-bench-trl-")
+    atexit.register(shutil.rmtree, output_dir, True)
     config = GRPOConfig(
-        output_dir=tempfile.mkdtemp(prefix="grpo-bench-trl-"),
+        output_dir=output_dir,
         per_device_train_batch_size=per_step,
         num_generations=group,
         max_completion_length=tokens,
