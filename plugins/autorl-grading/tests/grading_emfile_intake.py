@@ -17,25 +17,12 @@ import threading
 import time
 from pathlib import Path
 
-from autorl_grading.service import GradingService
-from autorl_runner.budget import BudgetClock
-from autorl_runner.records_io import SubmissionLog
+from grading_flood_server import grading_service  # beside this script
 
 
 def main() -> None:
     root = Path(sys.argv[1])
-    clock = BudgetClock(600)
-    clock.start()
-    service = GradingService(
-        workspace=root / "workspace",
-        storage=root / "submissions",
-        log=SubmissionLog(root / "submissions.jsonl"),
-        clock=clock,
-        max_submissions=5,
-        baseline_score=10.0,
-        base_weight_hash="sha256:base",
-        evaluate=lambda sid, ckpt, info: (20.0 + sid, {"n": 1}),
-    )
+    service = grading_service(root)
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
     held: list[int] = []

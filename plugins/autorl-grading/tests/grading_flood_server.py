@@ -20,13 +20,11 @@ from autorl_runner.budget import BudgetClock
 from autorl_runner.records_io import SubmissionLog
 
 
-def main() -> None:
-    root, nofile, max_connections = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
+def grading_service(root: Path) -> GradingService:
+    """A real GradingService over ROOT/workspace whose evaluation scores instantly."""
     clock = BudgetClock(600)
     clock.start()
-    service = GradingService(
+    return GradingService(
         workspace=root / "workspace",
         storage=root / "submissions",
         log=SubmissionLog(root / "submissions.jsonl"),
@@ -36,6 +34,13 @@ def main() -> None:
         base_weight_hash="sha256:base",
         evaluate=lambda sid, ckpt, info: (20.0 + sid, {"n": 1}),
     )
+
+
+def main() -> None:
+    root, nofile, max_connections = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
+    service = grading_service(root)
     server = GradingServer(create_app(service, "secret-token"), unix_socket=root / "grader.sock")
     if max_connections:
         for gate in server.gates:
