@@ -23,6 +23,8 @@ class TestOpenHandsConformance(CliAgentConformance):
 
 def test_headless_through_litellm(tmp_path: Path) -> None:
     argv, env, ctx = launched(OpenHandsAgent(), tmp_path)
+    (tmp_path / "run").mkdir()
+    OpenHandsAgent().collect(ctx, tmp_path / "run")  # as a run ends: no tmux dir left in /tmp
     for flag in ("--headless", "--json", "--override-with-envs", "--always-approve"):
         assert flag in argv
     assert "Train the model." in argv[argv.index("-t") + 1]
