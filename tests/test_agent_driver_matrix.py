@@ -206,7 +206,8 @@ def run_cell(agent: str, backend: str, root: Path) -> Cell:
                 token=TOKEN, max_submissions=1, driver=driver_name, gateway_url=gateway.url,
             )  # fmt: skip
             workspace = ctx.workspace
-            launch = cli_agents([agent])[agent].launch(ctx)
+            adapter = cli_agents([agent])[agent]
+            launch = adapter.launch(ctx)
             env = {
                 "AUTORL_TOKEN": TOKEN,
                 "AUTORL_WORKSPACE": str(workspace),
@@ -229,6 +230,9 @@ def run_cell(agent: str, backend: str, root: Path) -> Cell:
                 out = (exc.stdout or b"") + (exc.stderr or b"")
                 cell.output = out.decode(errors="replace") if isinstance(out, bytes) else out
                 cell.anomalies.append("the CLI did not finish within 240 s")
+            finally:  # as a run ends: what the launch made outside it (OpenHands' tmux dir) goes
+                (where / "run").mkdir(exist_ok=True)
+                adapter.collect(ctx, where / "run")
             cell.seconds = time.monotonic() - started
         cell.issued_ids = list(fake.issued_ids)
         assert all(
