@@ -434,7 +434,7 @@ class _Tensor:
     end: int
 
 
-def _header(path: Path, size: int) -> tuple[int, dict[str, Any]]:
+def _header(path: Path) -> tuple[int, dict[str, Any]]:
     """(offset of the data section, parsed header) of a safetensors file."""
     try:
         return safetensors_header.read(path, MAX_HEADER_BYTES)
@@ -472,7 +472,7 @@ def _tensor(path: Path, data_start: int, name: str, entry: Any) -> _Tensor:
 def _tensors(path: Path) -> list[_Tensor]:
     """The tensors a safetensors file declares, checked to lie within the file."""
     size = path.stat().st_size
-    data_start, header = _header(path, size)
+    data_start, header = _header(path)
     tensors = [
         _tensor(path, data_start, name, entry)
         for name, entry in header.items()

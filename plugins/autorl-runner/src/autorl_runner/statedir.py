@@ -14,7 +14,6 @@ import contextlib
 import fcntl
 import os
 import shutil
-import stat
 import tempfile
 from pathlib import Path
 
@@ -49,8 +48,8 @@ def sweep(tmp: Path | None = None) -> list[Path]:
         except OSError:
             continue  # gone meanwhile, or not a directory
         try:
-            if os.fstat(fd).st_uid != os.geteuid() or not stat.S_ISDIR(os.fstat(fd).st_mode):
-                continue  # another user's harness
+            if os.fstat(fd).st_uid != os.geteuid():
+                continue  # another user's harness (O_DIRECTORY: never a file or a link)
             with contextlib.suppress(BlockingIOError):
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 shutil.rmtree(path, ignore_errors=True)
