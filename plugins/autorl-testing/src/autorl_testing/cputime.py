@@ -6,6 +6,9 @@ seconds. Each test (setup, call and teardown together) appends one JSON line to 
 the worker's own CPU seconds, its reaped children's (every process a test starts and waits
 for, with theirs), and the wall seconds. Daemons a test does not wait for (dockerd, a Ray
 instance) are not counted. Workers append to one file; ``bench/cpu_times.py`` sums it.
+Each line also holds the test's start (epoch seconds) and the worker's pid: with the kernel's
+process accounting (``accton``), ``bench/cpu_times.py --acct`` charges every process, the
+sandboxed and the orphaned included, to the test that ran in its ancestor worker.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if not path:
         return (yield)
     own, children = _cpu()
-    start = time.monotonic()
+    began, start = time.time(), time.monotonic()
     try:
         return (yield)
     finally:
@@ -49,6 +52,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             "children": round(children2 - children, 3),
             "wall": round(time.monotonic() - start, 3),
             "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+            "start": round(began, 2),
+            "pid": os.getpid(),
         }
         with open(path, "a") as out:
             out.write(json.dumps(line) + "\n")
