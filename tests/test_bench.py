@@ -132,6 +132,7 @@ def test_selection_gap_simulates_the_issue_and_measures_a_kept_run(tmp_path: Pat
         [
             str(Path(sys.executable).parent / "autorl"), "run", "--task", "gsm8k",
             "--model", "tiny", "--budget", "60", "--keep-checkpoints", "--quiet",
+            "--agent-option", "phase_seconds=4",  # its checkpoints, not their training, matter
             "--task-option", "train_size=20", "--task-option", "eval_size=16",
             "--runs-dir", str(tmp_path / "runs"), "--run-id", "kept",
         ],

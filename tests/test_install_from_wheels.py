@@ -238,6 +238,7 @@ def test_the_four_distribution_install_runs_webshop_from_wheels(
             [
                 str(venv / "bin" / "autorl"), "run", "--task", "webshop", "--model", "tiny",
                 "--budget", "90", "--engine", "transformers", "--runs-dir", str(runs),
+                "--agent-option", "phase_seconds=10",  # the install is under test: less training
             ],
             capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
         )  # fmt: skip

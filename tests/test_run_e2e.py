@@ -203,6 +203,7 @@ def test_gpu_hours_budget_stops_the_agent(tmp_path: Path) -> None:
         "AUTORL_FAKE_GPUS": "0=100,1=0",
     }
     argv = [AUTORL, "run", "--config", str(cfg), "--task", "gsm8k", "--model", "tiny"]
+    argv += ["--task-option", "train_size=20", "--task-option", "eval_size=8"]  # GPUs under test
     done = subprocess.run(
         [*argv, "--runs-dir", str(root / "runs"), "--run-id", "gpu"],
         env=env,

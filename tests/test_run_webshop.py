@@ -54,6 +54,8 @@ def webshop_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
             "train_size=16",
             "--agent-option",
             "sft_episodes=4",
+            "--agent-option",
+            "phase_seconds=10",  # the budget is the guard: the run, not the training, is tested
             "--evaluator-option",
             "max_new_tokens=24",
             "--budget",

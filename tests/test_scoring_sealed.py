@@ -52,6 +52,8 @@ def _config(tmp: Path, run_id: str, **scoring: Any) -> RunConfig:
             "run_id": run_id,
             "task_options": OPTIONS,
             "budget": {"wall_seconds": 60},  # a scored submission even on a slow, busy machine
+            # a fixed amount of training (the budget is the guard): the protocol is under test
+            "agent_options": {"phase_seconds": 4},
             "scoring": scoring,
         }
     )

@@ -241,6 +241,8 @@ def test_tiny_humaneval_run_submits_a_scored_checkpoint(tmp_path: Path) -> None:
     # test's 157; with 20 the test took 93 s)
     argv += ["--runs-dir", str(tmp_path / "runs"), "--run-id", "he"]
     argv += ["--budget", "240", "--max-submissions", "1", "--evaluator-option", "limit=20"]
+    # 128 new tokens, not 384: the grader's generation was 75 % of the test's CPU (86 CPU-s)
+    argv += ["--evaluator-option", "max_new_tokens=128"]
     argv += ["--agent-option", "phase_seconds=15"]  # the budget is a guard: a busy host trains
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -69,6 +69,7 @@ agent: scripted
 sandbox: flaky
 task_options: {train_size: 20, eval_size: 8}
 budget: {wall_seconds: 60, max_submissions: 2}
+agent_options: {phase_seconds: 4}  # the budget is the guard: the campaign is under test
 campaign:
   name: infra
   executor: pool

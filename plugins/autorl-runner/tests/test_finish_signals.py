@@ -45,3 +45,37 @@ def test_without_a_signal_the_handlers_come_back_untouched() -> None:
         with signals_deferred():
             assert signal.getsignal(signal.SIGTERM) is not handlers[signal.SIGTERM]
         assert {n: signal.getsignal(n) for n in handlers} == handlers
+
+
+def test_a_base_model_that_cannot_be_hashed_at_the_end_is_said_unchecked(tmp_path) -> None:
+    """The harness out of descriptors when the run ends (an agent's socket flood): the base
+    model's integrity check cannot read the files. The run still ends, its ``run.json`` says
+    the base went unchecked, the events say why, and nothing claims it was modified."""
+    import errno
+    import json
+    from types import SimpleNamespace
+
+    from autorl_runner.console import RunConsole
+    from autorl_runner.finish import finish
+    from autorl_runner.records_io import EventLog
+
+    from autorl.registry import Registry
+
+    def files_hash(path):
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE), str(path))
+
+    setup = SimpleNamespace(
+        grader=SimpleNamespace(files_hash=files_hash),
+        model_info=SimpleNamespace(path=tmp_path / "base"),
+        base_tree_hash="sha256:base",
+    )
+    info = {"status": "completed"}
+    events = EventLog(tmp_path / "events.jsonl")
+    finish(tmp_path, "r", info, [], Registry.empty(), setup, events, RunConsole(quiet=True))  # type: ignore[arg-type]
+    written = json.loads((tmp_path / "run.json").read_text())
+    assert written["integrity"] == {"base_model_checked": False}
+    logged = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    warned = [e for e in logged if e["event"] == "base_model_unchecked"]
+    assert warned and warned[0]["error"] == os.strerror(errno.EMFILE)
+    assert "base_model_modified" not in {e["event"] for e in logged}
+    assert logged[-1]["event"] == "run_end"

@@ -40,3 +40,36 @@ def test_each_test_gets_its_cpu_and_the_bench_sums_them(tmp_path: Path) -> None:
     )
     assert summed.returncode == 0, summed.stderr
     assert "2 tests" in summed.stdout and "test_busy_child" in summed.stdout
+
+
+def test_accounting_charges_each_process_to_the_test_its_worker_ran() -> None:
+    """``--acct``: a sandboxed agent (the harness's grandchild, under another uid) is charged to
+    the test whose worker started the harness, by the harness's start; a process no worker is
+    an ancestor of (a daemon re-parented to init) is listed apart."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cpu_times_bench", BENCH)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    t0 = 1_000_000.0
+    tests = [
+        {"test": "t::first", "start": t0, "pid": 10, "own": 1.0, "children": 0.0, "wall": 10},
+        {"test": "t::second", "start": t0 + 10.2, "pid": 10, "own": 1.0, "children": 0.0,
+         "wall": 10},
+    ]  # fmt: skip
+
+    def proc(name: str, pid: int, ppid: int, start: float, seconds: float, cpu: float) -> dict:
+        return {"name": name, "pid": pid, "ppid": ppid, "start": t0 + start,
+                "end": t0 + start + seconds, "cpu": cpu, "uid": 0}  # fmt: skip
+
+    procs = [
+        proc("autorl", 20, 10, 1, 8, 3.0),  # the first test's harness...
+        proc("bwrap", 21, 20, 2, 6, 0.0),
+        proc("python", 22, 21, 2, 5, 7.0),  # ...and its sandboxed agent
+        proc("autorl", 30, 10, 11, 5, 2.0),  # the second test's harness
+        proc("VLLM::Worker", 40, 1, 12, 5, 4.0),  # orphaned: below no worker
+    ]
+    charged, other = bench.charge(tests, procs)
+    assert charged == {"t::first": 10.0, "t::second": 2.0}
+    assert other == {"VLLM::Worker": 4.0}
