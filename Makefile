@@ -82,6 +82,13 @@ endif
 # harness's modules again. The Makefile's own commands cache them (__pycache__ is ignored).
 unexport PYTHONDONTWRITEBYTECODE
 
+# OpenMP threads that wait sleep instead of spinning. The tests run three workers on two cores,
+# each starting torch processes (harnesses, sandboxed agents, engines) of two threads: spinning
+# threads burnt the cores the others waited for. Three small trainings at once on the AMD host
+# (bench/omp_wait.py): 222 CPU-s in 112 s spinning, 69 CPU-s in 35 s sleeping; one alone,
+# 17.8 s spinning against 18.8 s. Runs pass it on to their agents (as OMP_NUM_THREADS).
+check test: export OMP_WAIT_POLICY ?= PASSIVE
+
 JOBS      ?= auto
 TEST_JOBS ?= $(if $(filter auto,$(JOBS)),$(shell echo $$(( $$(nproc) + 1 ))),$(JOBS))
 xdist      = $(if $(filter 1,$(1)),,-n $(1) --dist loadgroup)

@@ -88,6 +88,8 @@ SHELL: dict[str, tuple[str, Callable[[str], dict[str, Any]]]] = {
     "openhands": ("terminal", lambda c: {"command": c, "security_risk": "LOW"}),
 }
 DONE = "All three steps ran. Done."
+TRUNCATED = "[Previous command outputs are truncated."
+"""OpenHands' note in place of a command's output its terminal lost."""
 MARKERS = ("mx-one", "mx-two", "mx-three", "mx-four")
 STEPS = ((0,), (1, 2), (3,))
 """Tool turns: marker indexes; the second turn asks for two calls at once."""
@@ -277,8 +279,12 @@ def test_cell(matrix: dict[tuple[str, str], Cell], agent: str, backend: str) -> 
     if api == "gemini":  # pairs results with calls by position: the driver restores call order
         assert order == [0, 1, 2, 3], results
         return
-    # by id: a CLI may send parallel results as they finish (Claude Code does)
-    assert (order[0], sorted(order[1:3]), order[3:]) == (0, [1, 2], [3]), results
+    # OpenHands runs a turn's two commands in one terminal and can lose the first one's output
+    # to the second (its "[Previous command outputs are truncated...]": seen once, under load):
+    # that result is checked by its id alone; every other result carries its command's marker
+    lost = [out for _, out in results if marker_of(out) is None]
+    assert all(agent == "openhands" and TRUNCATED in out for out in lost), results
+    assert len(results) == len(MARKERS), results
     history = tool_calls(api, body)
     ids = [call_id for call_id, _ in history]
     assert ids == cell.issued_ids[: len(ids)] and len(ids) == len(MARKERS), (ids, cell.issued_ids)
@@ -287,5 +293,10 @@ def test_cell(matrix: dict[tuple[str, str], Cell], agent: str, backend: str) -> 
         turn = slice(start, start + len(step))
         start += len(step)
         marker_by_id = {call_id: marker_of(arguments) for call_id, arguments in history[turn]}
-        for call_id, out in results[turn]:  # each result under the id the upstream gave
-            assert marker_by_id.get(call_id) == marker_of(out), (call_id, out, history)
+        # every call of the turn answered once, in its turn, under the id the upstream gave it
+        # (in any order: a CLI may send parallel results as they finish, as Claude Code does)
+        answered = [call_id for call_id, _ in results[turn]]
+        assert sorted(answered) == sorted(marker_by_id), (answered, history)
+        for call_id, out in results[turn]:
+            if marker_of(out) is not None:
+                assert marker_by_id[call_id] == marker_of(out), (call_id, out, history)

@@ -296,11 +296,12 @@ def scenario(workdir: Path, flags: list[str], seeds: tuple[int, ...]) -> None:
     # the post-hoc analysis of each run reaches the store (no cell of this campaign cheats)
     # (the raw store keeps flags as SQLite integers: 0 is "analysed, not flagged", NULL is "no
     # analysis")
-    # A run stopped after it recorded `completed` but before its finish wrote the analysis (the
-    # stop "just after a cell ended", the stop "while the last runs end": up to two cells each)
-    # is completed without one: the runner's finish is not yet shielded from SIGTERM. A run no
-    # stop reached (one the last resume ran) finished its finish; every run that finished its
-    # finish has its analysis.
+    # A run a stop reached after it recorded `completed` but before its finish wrote the
+    # analysis (the stop "just after a cell ended", the stop "while the last runs end": up to
+    # two cells each) may stay completed without one: its finish defers SIGTERM, but not a
+    # kill (a run past the stop's grace period, a Ray worker going down with its campaign).
+    # A run no stop reached (one the last resume ran) finished its finish; every run that
+    # finished its finish has its analysis.
     finished_finish = {cid for cid, c in after.items() if ended_its_finish(c["run_dir"])}
     analysed = {cid: (c["flagged"], c["best_route"]) for cid, c in after.items()}
     assert set(after) - finished_finish <= set(finished), analysed

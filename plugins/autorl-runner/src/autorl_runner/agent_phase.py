@@ -21,7 +21,13 @@ from autorl_runner.records_io import write_json
 from autorl_runner.statedir import ShortStateDir
 from autorl_runner.workspace import build_workspace, instructions
 
-PASS_THROUGH_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_NUM_THREADS", "TZ")
+PASS_THROUGH_ENV = (
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "OMP_NUM_THREADS",
+    "OMP_WAIT_POLICY",
+    "TZ",
+)
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
