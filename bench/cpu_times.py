@@ -27,6 +27,8 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
+from autorl.text import sanitize
+
 
 def acct_processes(path: Path) -> list[dict]:
     """Every process in a process-accounting file (``dump-acct``, from the ``acct`` package):
@@ -34,9 +36,12 @@ def acct_processes(path: Path) -> list[dict]:
     out = subprocess.run(["dump-acct", str(path)], capture_output=True, text=True, check=True)
     procs = []
     for line in out.stdout.splitlines():
-        f = [x.strip() for x in line.split("|")]
-        if len(f) < 15:
+        # the name is a process's own (an agent's too: any bytes, "|" included): the 14 fields
+        # after it are counted from the right, and it is shown only made inert (sanitize)
+        name, *f = [x.strip() for x in line.rsplit("|", 14)]
+        if len(f) < 14:
             continue
+        f = [sanitize(name, 32), *f]
         start = datetime.strptime(f[14], "%a %b %d %H:%M:%S %Y").timestamp()
         procs.append({"name": f[0], "cpu": (float(f[2]) + float(f[3])) / 100, "start": start,
                       "end": start + float(f[4]) / 100, "pid": int(f[9]), "ppid": int(f[10]),
@@ -55,6 +60,7 @@ def charge(tests: list[dict], procs: list[dict]) -> tuple[dict[str, float], dict
             runs[t["pid"]].append(t)
     for seq in runs.values():
         seq.sort(key=lambda t: t["start"])
+    starts = {pid: [t["start"] for t in seq] for pid, seq in runs.items()}
 
     def parent(p: dict) -> dict | None:
         alive = [q for q in by_pid.get(p["ppid"], []) if q["start"] <= p["start"] <= q["end"] + 1]
@@ -72,7 +78,7 @@ def charge(tests: list[dict], procs: list[dict]) -> tuple[dict[str, float], dict
             other[p["name"]] += p["cpu"]
             continue
         seq = runs[q["ppid"]]
-        i = bisect.bisect_right([t["start"] for t in seq], q["start"] + 1) - 1
+        i = bisect.bisect_right(starts[q["ppid"]], q["start"] + 1) - 1
         charged[seq[max(i, 0)]["test"]] += p["cpu"]
     return charged, other
 
