@@ -11,16 +11,22 @@ prompts (the grader's compact prompt, train sessions), the same group size and r
 - ``TRL GRPOTrainer``: the same prompts and group size, ``beta=0`` (no reference model), one
   iteration, a reward of 1 for a reply with a parsable action (the recipe's steps are timed
   with the environment's reward; both spend nothing measurable on the reward);
-- ``recipe, whole episodes``: the real step (up to the grader's 8 turns), for scale.
+- ``recipe, whole episodes``: the real step (up to the grader's 8 turns), for scale;
+- ``whole episodes on vLLM`` (``--ways ...,vllm``): the same step with ``--rollout-engine vllm``
+  (the recipe's own vLLM server from the engine build, ``autorl engine prepare``, serving each
+  step's LoRA adapter: ``engine_rollouts.py``); its start is timed apart, each step includes the
+  adapter's hand-over.
 
     .venv/bin/python bench/grpo_step.py                  # smollm2-135m, 2 sessions x 4, 3 steps
     .venv/bin/python bench/grpo_step.py --model tiny --steps 2
+    .venv/bin/python bench/grpo_step.py --ways episodes,vllm   # issue #33 item 4
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import os
 import random
 import shutil
 import sys
@@ -51,9 +57,16 @@ def webshop_kit() -> Any:
 
 
 def recipe_steps(
-    model_path: Path, kit: Any, sessions: list[list[str]], group: int, tokens: int, turns: int
+    model_path: Path,
+    kit: Any,
+    sessions: list[list[str]],
+    group: int,
+    tokens: int,
+    turns: int,
+    engine: Any = None,
 ) -> list[float]:
-    """Seconds of each recipe step (rollouts of ``turns`` at most + one update)."""
+    """Seconds of each recipe step (rollouts of ``turns`` at most + one update); with
+    ``engine`` (a started :class:`engine_rollouts.PolicyEngine`), rolled out on it."""
     import interactive
     import torch
     from autorl_hf.loading import load_model
@@ -62,11 +75,13 @@ def recipe_steps(
     model = interactive.with_adapter(model, argparse.Namespace(mode="lora", lora_r=16))
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
     times = []
-    for chosen in sessions:
+    for step, chosen in enumerate(sessions):
         started = time.perf_counter()
+        if engine is not None:
+            engine.use(model)
         episodes = interactive.play(
             model, tokenizer, kit, chosen, group_size=group, temperature=1.0,
-            max_new_tokens=tokens, max_steps=turns,
+            max_new_tokens=tokens, max_steps=turns, engine=engine, seed=step,
         )  # fmt: skip
         advs = interactive.advantages(episodes)
         if not any(advs):  # no signal: train on every turn anyway, so the update is timed
@@ -74,6 +89,28 @@ def recipe_steps(
         interactive.policy_loss_step(model, optimizer, episodes, advs, iterations=1)
         times.append(time.perf_counter() - started)
     return times
+
+
+def vllm_steps(
+    model_path: Path, kit: Any, sessions: list[list[str]], group: int, tokens: int, turns: int
+) -> tuple[list[float], float]:
+    """:func:`recipe_steps` on the recipe's own vLLM server; and the server's start seconds."""
+    import engine_rollouts
+    from autorl_hf.engine.env import require_engine
+    from autorl_hf.loading import load_model
+
+    os.environ[engine_rollouts.ENGINE_ENV] = str(require_engine().python)
+    model, tokenizer = load_model(model_path, device="cpu")
+    scratch = Path(tempfile.mkdtemp(prefix="grpo-bench-engine-"))
+    atexit.register(shutil.rmtree, scratch, True)
+    engine = engine_rollouts.start_for(model, tokenizer, scratch=scratch, lora_rank=16, seed=0)
+    del model
+    try:
+        return recipe_steps(model_path, kit, sessions, group, tokens, turns, engine), (
+            engine.startup_s
+        )
+    finally:
+        engine.close()
 
 
 def trl_steps(
@@ -151,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group", type=int, default=4, help="episodes per session (4)")
     parser.add_argument("--steps", type=int, default=3, help="timed steps per way (3)")
     parser.add_argument("--max-new-tokens", type=int, default=24)
+    parser.add_argument(
+        "--ways",
+        default="turn,trl,episodes",
+        help="comma-separated, of: turn (recipe, one turn), trl, episodes (recipe, whole "
+        "episodes), vllm (whole episodes on vLLM); default turn,trl,episodes",
+    )
     args, model_path = parse_model_args(parser, argv)
     if model_path is None:
         return 2
@@ -160,17 +203,38 @@ def main(argv: list[str] | None = None) -> int:
     warm = [ids[: args.sessions]]  # first step of each way: imports, allocator, thread start-up
     sessions = [ids[(i + 1) * args.sessions : (i + 2) * args.sessions] for i in range(args.steps)]
     shape = (kit, warm + sessions, args.group, args.max_new_tokens)
-    times = {
-        "recipe, one turn": recipe_steps(model_path, *shape, turns=1)[1:],
-        "TRL GRPOTrainer": trl_steps(model_path, *shape)[1:],
-        "recipe, whole episodes": recipe_steps(model_path, *shape, turns=kit.MAX_STEPS)[1:],
-    }
+    ways = {w.strip() for w in args.ways.split(",") if w.strip()}
+    unknown = ways - {"turn", "trl", "episodes", "vllm"}
+    if unknown or not ways:
+        print(f"--ways: unknown {', '.join(sorted(unknown)) or '(none given)'}", file=sys.stderr)
+        return 2
+    times, started = {}, None
+    if "turn" in ways:
+        times["recipe, one turn"] = recipe_steps(model_path, *shape, turns=1)[1:]
+    if "trl" in ways:
+        times["TRL GRPOTrainer"] = trl_steps(model_path, *shape)[1:]
+    if "episodes" in ways:
+        times["recipe, whole episodes"] = recipe_steps(model_path, *shape, kit.MAX_STEPS)[1:]
+    if "vllm" in ways:
+        steps, started = vllm_steps(model_path, *shape, kit.MAX_STEPS)
+        times["whole episodes on vLLM"] = steps[1:]
     print(
         f"model {args.model}, LoRA r 16, {args.sessions} WebShop sessions x {args.group} "
         f"episodes a step, at most {args.max_new_tokens} new tokens, {args.steps} timed steps"
     )
-    ratio = report_medians(times, "TRL GRPOTrainer", "recipe, one turn", args.json, digits=1)
-    print(f"recipe vs TRL GRPOTrainer (one turn, same prompts and group): {ratio:.2f}x faster")
+    pairs = [
+        ("TRL GRPOTrainer", "recipe, one turn", "recipe vs TRL GRPOTrainer (one turn)"),
+        ("recipe, whole episodes", "whole episodes on vLLM", "vLLM rollouts vs lockstep"),
+    ]
+    for slow, fast, what in pairs:
+        if slow in times and fast in times:
+            ratio = report_medians(times, slow, fast, args.json, digits=1)
+            print(f"{what} (same sessions, group and tokens): {ratio:.2f}x faster")
+            break
+    else:
+        report_medians(times, next(iter(times)), next(iter(times)), args.json, digits=1)
+    if started is not None:
+        print(f"vLLM server start (once per GRPO phase): {started:.1f} s")
     return 0
 
 

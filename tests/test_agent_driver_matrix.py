@@ -210,7 +210,10 @@ def run_cell(agent: str, backend: str, root: Path) -> Cell:
             workspace = ctx.workspace
             adapter = cli_agents([agent])[agent]
             launch = adapter.launch(ctx)
+            tmp = where / "tmp"  # as a run's sandbox gives it: OpenCode unpacks a 5.5 MB
+            tmp.mkdir()  # native library into $TMPDIR at each start and never removes it
             env = {
+                "TMPDIR": str(tmp),
                 "AUTORL_TOKEN": TOKEN,
                 "AUTORL_WORKSPACE": str(workspace),
                 "AUTORL_GATEWAY_URL": gateway.url,

@@ -271,6 +271,13 @@ class RunConfig(BaseModel):
         "start and recorded in the manifest; the transformers path stays fp32 (recorded as not "
         "applicable). None: $AUTORL_ENGINE_PRECISION, else fp32.",
     )
+    agent_engine: Literal["auto", "vllm", "none"] = Field(
+        "auto",
+        description="The inference engine in the agent's runtime, for its own rollouts: auto "
+        "(the vLLM CPU environment when `autorl engine prepare` built it), vllm (an error when "
+        "it is not built), none. The agent starts its own server from it, in its sandbox; the "
+        "manifest's runtime block records what it had.",
+    )
     keep_checkpoints: bool = False
     snapshot_seconds: float = Field(60.0, gt=0, description="Period of code-history snapshots.")
     task_options: dict[str, Any] = Field(default_factory=dict)

@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 from autorl_agent_scripted.agent import COMMON, recipe_dir
 
-RECIPE_MODULES = ("recipe", "recipe_common", "rounds", "training", "interactive", "explorer")
+RECIPE_MODULES = (
+    "recipe",
+    "recipe_common",
+    "rounds",
+    "training",
+    "interactive",
+    "explorer",
+    "engine_rollouts",
+)
 """What the recipes import from code/ (dropped between tests: each test gets fresh copies)."""
 
 
@@ -102,6 +110,19 @@ alfworld_workspace = workspace_fixture(
     "An ALFWorld workspace (every shipped train game, kit, models/base), its recipe importable.",
     eval_size=2,
 )
+
+
+@pytest.fixture
+def smollm2_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A WebShop workspace over SmolLM2 (a model the vLLM CPU engine can run)."""
+    from autorl_model_smollm2.model import SmolLM2Model
+    from autorl_task_webshop.task import WebShopTask
+
+    from autorl.paths import cache_dir
+
+    model_dir = SmolLM2Model().materialize(cache_dir("models")).path
+    options = {"train_size": 24, "eval_size": 4}
+    return make_workspace(WebShopTask(), options, "webshop", tmp_path, model_dir, monkeypatch)
 
 
 @pytest.fixture

@@ -400,3 +400,30 @@ def test_a_cgroup_v2_host_without_delegated_controllers_gets_a_clear_error(
     assert "(it has: cpuset, cpu, io)" in str(info.value)
     assert 'pids = "none"' in info.value.hint  # how to run without them
     assert not (own / "harness").exists()  # nothing moved before the refusal
+
+
+@needs_bwrap
+def test_shared_memory_works_and_stays_inside(tmp_path: Path) -> None:
+    """POSIX shared memory (vLLM's message queues, PyTorch's DataLoader workers) works in the
+    sandbox, on a /dev/shm of its own: bwrap's was root's and read-only, so an agent's vLLM
+    server failed at start-up with PermissionError on /psm_*."""
+    name = f"autorl-probe-{uuid.uuid4().hex[:12]}"
+    code = textwrap.dedent(
+        f"""
+        import json, os
+        from multiprocessing import shared_memory
+        segment = shared_memory.SharedMemory(name={name!r}, create=True, size=4096)
+        segment.buf[:2] = b"ok"
+        listed = os.listdir("/dev/shm")
+        open("shm.json", "w").write(json.dumps({{"listed": listed}}))
+        segment.close()
+        """
+    )
+    proc = IsolatedSandbox().start(request(tmp_path, code))
+    try:
+        assert proc.wait(60) == 0, _log(tmp_path)
+        seen = json.loads((tmp_path / "run" / "workspace" / "shm.json").read_text())
+        assert seen["listed"] == [name]  # its own /dev/shm: nothing of the host's
+        assert not Path("/dev/shm", name).exists()  # and nothing of it on the host
+    finally:
+        Path("/dev/shm", name).unlink(missing_ok=True)

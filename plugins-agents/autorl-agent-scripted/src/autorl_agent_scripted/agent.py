@@ -34,6 +34,7 @@ HELPERS = (
     "rollouts.py",
     "deepspeed_sft.py",
     "deepspeed_grpo.py",
+    "engine_rollouts.py",
 )
 """The modules a task's recipe may import: the agent copies them next to ``recipe.py`` into
 ``code/``, where ``python code/recipe.py`` finds them first on ``sys.path``. They are the

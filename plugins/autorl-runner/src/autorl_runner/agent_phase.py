@@ -17,6 +17,7 @@ from autorl_runner.budget import BudgetClock
 from autorl_runner.console import agent_text
 from autorl_runner.context import RunContext
 from autorl_runner.diskwatch import DiskWatch, agent_roots
+from autorl_runner.engine import AGENT_ENGINE_ENV
 from autorl_runner.records_io import write_json
 from autorl_runner.statedir import ShortStateDir
 from autorl_runner.workspace import build_workspace, instructions
@@ -140,6 +141,7 @@ class AgentPhase:
                 ),
                 protocol=cfg.scoring.protocol,
                 split_sizes=self.ctx.setup.split_sizes,
+                engine=self.ctx.setup.agent_engine,
             )
             (self.ctx.workspace / "instructions.md").write_text(text)
             serving = Serving(
@@ -276,6 +278,8 @@ class AgentPhase:
                 "HF_HUB_OFFLINE": "1",
             }
         )
+        if self.ctx.setup.agent_engine is not None:
+            env[AGENT_ENGINE_ENV] = str(self.ctx.setup.agent_engine.python)
         if gateway_url:
             env["AUTORL_GATEWAY_URL"] = gateway_url
             env["AUTORL_DRIVER"] = cfg.driver or ""
@@ -290,7 +294,8 @@ class AgentPhase:
         """What the agent sees: its workspace and HOME, the runtime, the base model, and the
         paths its launch declares; nothing of the run's records."""
         setup = self.ctx.setup
-        read_only = (*setup.runtime.read_only, setup.model_info.path, *launch.read_only)
+        engine = setup.agent_engine.read_only if setup.agent_engine else ()
+        read_only = (*setup.runtime.read_only, *engine, setup.model_info.path, *launch.read_only)
         inside = tuple(self.ctx.workspace / d for d in ("data", "kit"))
         return SandboxRequest(
             launch=launch,

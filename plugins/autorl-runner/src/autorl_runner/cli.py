@@ -87,6 +87,12 @@ def parse_options(pairs: tuple[str, ...], flag: str) -> dict[str, Any]:
     "transformers path's), bf16, auto (bf16 when this host's bf16 matmul is >= 2x fp32, as "
     "`autorl engine prepare` measured it). Recorded in the manifest.",
 )
+@click.option(
+    "--agent-engine",
+    type=click.Choice(["auto", "vllm", "none"]),
+    help="The inference engine in the agent's runtime, for its own rollouts (docs/engine.md): "
+    "auto (vLLM CPU when built; the default), vllm (an error when not built), none.",
+)
 @click.option("--task-option", multiple=True, metavar="KEY=VALUE", help="Passed to the task.")
 @click.option("--agent-option", multiple=True, metavar="KEY=VALUE", help="Passed to the agent.")
 @click.option(
@@ -150,6 +156,7 @@ def run(config_path: Path | None, quiet: bool, resume_dir: Path | None, **flags:
         "device",
         "engine",
         "engine_precision",
+        "agent_engine",
         "keep_checkpoints",
     ):
         value = flags.get(key)

@@ -13,6 +13,9 @@ the baseline, in ``run.json``'s ``engine``.
 from __future__ import annotations
 
 import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from autorl.config import ENGINE_PRECISION_ENV as PRECISION_ENV
@@ -92,3 +95,71 @@ def record_grader(run_info: dict[str, Any], baseline: dict[str, Any]) -> None:
     graded_by = (baseline.get("metrics") or {}).get("engine")
     if isinstance(graded_by, dict):
         run_info["engine"] = graded_by
+
+
+AGENT_ENGINE_ENV = "AUTORL_VLLM_PYTHON"
+"""The agent's variable naming the engine environment's interpreter, when its runtime has one."""
+
+
+@dataclass(frozen=True)
+class AgentEngine:
+    """The vLLM environment an agent may use for its own rollouts (as TRL's vLLM mode does):
+    the harness's engine build, shown read-only inside the sandbox. The agent starts its own
+    server from it, in its sandbox, on its cores; nothing of the harness's engines is shared."""
+
+    python: Path
+    root: Path
+    base_prefix: Path
+    """The interpreter installation the environment's ``python`` points at."""
+    name: str
+    version: str
+
+    @property
+    def read_only(self) -> tuple[Path, ...]:
+        return (self.root, self.base_prefix)
+
+    def record(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "python": str(self.python)}
+
+
+def agent_engine(setting: str) -> AgentEngine | None:
+    """The engine an agent's runtime gets under the run's ``agent_engine`` setting: ``none``
+    gives none, ``auto`` the built one if any, ``vllm`` the built one or a ConfigError."""
+    if setting == "none":
+        return None
+    try:  # the model layer builds it; without it there is no engine to give
+        from autorl_hf.engine.env import find_engine
+    except ImportError:
+        found = None
+    else:
+        found = find_engine()
+    if found is None:
+        if setting == "vllm":
+            raise ConfigError(
+                "agent_engine = 'vllm' gives the agent's runtime the vLLM CPU engine, which "
+                "is not built on this machine",
+                hint="build it once with `autorl engine prepare`, or set --agent-engine auto "
+                "(the runtime then has it only where it is built) or none",
+            )
+        return None
+    root = found.root.resolve()  # the path a sandbox mounts, not a symlink to it
+    return AgentEngine(
+        python=root / "bin" / "python",
+        root=root,
+        base_prefix=_venv_home(found.root),
+        name=found.name,
+        version=found.version,
+    )
+
+
+def _venv_home(root: Path) -> Path:
+    """The installation a venv's interpreter belongs to (``home`` of its pyvenv.cfg, less
+    ``bin``); the running interpreter's when the file says nothing usable."""
+    try:
+        for line in (root / "pyvenv.cfg").read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                return Path(value.strip()).resolve().parent
+    except OSError:
+        pass
+    return Path(sys.base_prefix)

@@ -35,7 +35,7 @@ from autorl.paths import cache_dir, task_cache_dir, task_cache_key
 from autorl.registry import Registry
 from autorl.types import Limits, ModelInfo, PreparedTask, TaskContext
 from autorl_runner.console import RunConsole
-from autorl_runner.engine import engine_record
+from autorl_runner.engine import AgentEngine, agent_engine, engine_record
 from autorl_runner.records_io import utc_now, write_json
 
 SERVICES: dict[str, tuple[str, str]] = {
@@ -100,6 +100,8 @@ class Setup:
     """The grading component that fingerprinted the base model (and checks it at the end)."""
     split_sizes: dict[str, int] = field(default_factory=dict)
     """``{"dev": n, "test": n}`` under ``sealed``; empty under ``reference``."""
+    agent_engine: AgentEngine | None = None
+    """The inference engine the agent's runtime has (``agent_engine``), if any."""
 
 
 RECORD_VERSION = 2
@@ -301,6 +303,7 @@ def prepare(
         check(dict(evaluator_config), contract)
     stage("runtime")
     runtime = parts.runtime.build(prepared.kit_requires)
+    engine = agent_engine(config.agent_engine)
     stage("hashes")
     base_hash, base_tree_hash = parts.grader.fingerprint(model_info.path)
     stage(None)
@@ -323,6 +326,7 @@ def prepare(
         },
         grader=parts.grader,
         split_sizes=dict(pinned_record.get("split_sizes") or {}),
+        agent_engine=engine,
     )
 
 
@@ -546,6 +550,7 @@ def write_manifest(
             "runtime": {
                 "path": str(setup.runtime.root),
                 "distributions": list(setup.runtime.distributions),
+                "engine": setup.agent_engine.record() if setup.agent_engine else None,
             },
         },
     )

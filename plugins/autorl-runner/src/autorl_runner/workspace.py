@@ -12,6 +12,7 @@ import shutil
 import stat
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from autorl.types import PreparedTask
 
@@ -57,6 +58,17 @@ def build_workspace(workspace: Path, prepared: PreparedTask, base_model: Path) -
     (workspace / "description.md").write_text(prepared.description.rstrip() + "\n")
 
 
+def _engine_line(engine: Any) -> str:
+    """The runtime's inference engine (:class:`autorl_runner.engine.AgentEngine`), if any."""
+    if engine is None:
+        return ""
+    return (
+        f"- `$AUTORL_VLLM_PYTHON`: a Python with {engine.name} {engine.version} (read-only), for "
+        "fast rollouts: start its OpenAI-compatible server yourself (`$AUTORL_VLLM_PYTHON -m "
+        "vllm.entrypoints.openai.api_server --model DIR --uds SOCKET`); it runs on your cores.\n"
+    )
+
+
 def instructions(
     *,
     task: str,
@@ -66,6 +78,7 @@ def instructions(
     grading: Mapping[str, str],
     protocol: str = "sealed",
     split_sizes: Mapping[str, int] | None = None,
+    engine: Any = None,
 ) -> str:
     """The agent's rules, generated from the run's real settings; the run's grader supplies
     what is its own (``Grader.instructions``: ``budget`` lines, the ``api`` and the ``score``
@@ -106,7 +119,7 @@ You are post-training a language model for the task **{task}** (see `description
 - `data/`: the training split (read-only).
 - `models/base/`: the base model, a Hugging Face directory (read-only; do not modify it).
 - `output/`: save checkpoints here, one directory each (e.g. `output/v1`).
-{kit}- The evaluation data is not in the workspace and is never sent to you.
+{kit}{_engine_line(engine)}- The evaluation data is not in the workspace and is never sent to you.
 
 {grading["api"]}
 {grading["score"]}"""

@@ -466,6 +466,12 @@ class IsolatedSandbox:
             "/proc",
             "--dev",
             "/dev",
+            # POSIX shared memory (shm_open) for the agent's own processes: vLLM's message
+            # queues, PyTorch's DataLoader workers. bwrap's /dev/shm is root's and read-only
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/dev/shm",
             "--perms",
             "1777",
             "--tmpfs",

@@ -32,6 +32,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from recipe_common import StepTimes, group_advantages, log, merged, share_cores
@@ -87,6 +88,14 @@ def parse_args(
         "clipped to the sampling policy)",
     )
     p.add_argument("--grpo-clip", type=float, default=0.2, help="clip range of the ratio")
+    p.add_argument(
+        "--rollout-engine",
+        choices=("lockstep", "vllm"),
+        default="lockstep",
+        help="where GRPO's episodes are sampled: lockstep (this process, batched with prefix "
+        "reuse) or vllm (a server from $AUTORL_VLLM_PYTHON serving each step's LoRA adapter; "
+        "--mode lora only)",
+    )
     p.add_argument("--max-new-tokens", type=int, default=32)
     return p.parse_args(argv)
 
@@ -247,10 +256,14 @@ def play(
     temperature: float,
     max_new_tokens: int,
     max_steps: int | None = None,
+    engine: Any = None,
+    seed: int = 0,
 ) -> list[Episode]:
     """Play ``group_size`` episodes of each session in lockstep: one batched sampling per turn
     over every live episode (:func:`rollouts.sample`: each distinct prompt prefilled once), at
-    ``temperature`` (0: greedy). Each turn keeps its prompt's keys/values for the loss step."""
+    ``temperature`` (0: greedy). Each turn keeps its prompt's keys/values for the loss step.
+    With ``engine`` (:class:`engine_rollouts.PolicyEngine`) each turn's batch is sampled by
+    the engine instead (``seed`` + turn seeds its requests) and nothing is kept."""
     episodes: list[Episode] = []
     for group, session_id in enumerate(session_ids):
         for _ in range(group_size):
@@ -261,29 +274,43 @@ def play(
     model.eval()
     store = PrefixStore()
     stops: frozenset[int] | None = None
+    turn_index = 0
     while live := [e for e in episodes if not e.done]:
         texts = [grader_prompt(kit, e.session_id, e.observations, e.actions) for e in live]
         raw = any(isinstance(text, str) for text in texts)
         if raw and stops is None:
             stops = newline_tokens(tokenizer)
         prompts = [_prompt_ids(tokenizer, text) for text in texts]
-        sampled = sample(
-            model,
-            prompts,
-            eos=eos,
-            temperature=temperature,
-            max_new_tokens=max_new_tokens,
-            store=store,
-            stop_tokens=stops if raw else frozenset(),
-        )
-        for episode, prompt, turn in zip(live, prompts, sampled, strict=True):
-            reply = tokenizer.decode(turn.reply, skip_special_tokens=True)
+        if engine is not None:
+            turns: list[Any] = [None] * len(prompts)
+            replies = engine.sample(
+                prompts,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                stop_tokens=stops if raw else (),
+                seed=seed + 1000 * turn_index,
+            )
+        else:
+            turns = sample(
+                model,
+                prompts,
+                eos=eos,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                store=store,
+                stop_tokens=stops if raw else frozenset(),
+            )
+            replies = [turn.reply for turn in turns]
+        turn_index += 1
+        for episode, prompt, turn, ids in zip(live, prompts, turns, replies, strict=True):
+            reply = tokenizer.decode(ids, skip_special_tokens=True)
             if raw:
                 reply = reply.split("\n", 1)[0]
             action = grader_action(kit, reply)
             observation, reward, done, info = episode.env.step(action)
-            episode.turns.append((prompt, turn.reply))
-            episode.kept.append(turn)
+            episode.turns.append((prompt, ids))
+            if turn is not None:
+                episode.kept.append(turn)
             episode.actions.append(action)
             episode.observations.append(observation)
             if done:
@@ -599,14 +626,67 @@ def run_online_grpo(
     seconds: float,
     step_times: StepTimes,
     grader_busy: Callable[[], bool] = lambda: False,
+    scratch: Path | None = None,
 ) -> tuple[Any, int]:
     """GRPO steps on fresh rollouts until ``seconds`` pass; returns (merged model, steps).
     ``grader_busy()``: whether a submission is being evaluated now (a step then trains on one
-    core fewer: :func:`recipe_common.share_cores`)."""
+    core fewer: :func:`recipe_common.share_cores`). ``--rollout-engine vllm``: the rollouts
+    run on a vLLM server over the phase's starting weights (in ``scratch``), which serves each
+    step's adapter (:mod:`engine_rollouts`)."""
     import torch
 
     cores = torch.get_num_threads()
-    model = with_adapter(model, args)
+    started, engine = time.monotonic(), None
+    if args.rollout_engine == "vllm":
+        engine = _start_engine(model, tokenizer, args, scratch, seconds)
+    try:
+        return _grpo_steps(
+            with_adapter(model, args), tokenizer, kit, session_ids, args=args,
+            seconds=seconds - (time.monotonic() - started), step_times=step_times,
+            grader_busy=grader_busy, cores=cores, engine=engine,
+        )  # fmt: skip
+    finally:
+        if engine is not None:
+            engine.close()
+
+
+def _start_engine(
+    model: Any, tokenizer: Any, args: argparse.Namespace, scratch: Path | None, seconds: float
+) -> Any:
+    """The phase's rollout engine (:func:`engine_rollouts.start_for`), or None, said why."""
+    from engine_rollouts import start_for
+
+    if args.mode != "lora":
+        log("  grpo: --rollout-engine vllm serves LoRA adapters; --mode full rolls out here")
+        return None
+    if scratch is None:
+        log("  grpo: no scratch directory for the engine's policy; rolling out here")
+        return None
+    try:
+        engine = start_for(model, tokenizer, scratch=scratch, lora_rank=args.lora_r, seed=args.seed)
+    except (OSError, RuntimeError) as exc:  # the phase goes on without it
+        log(f"  grpo: vLLM did not start ({exc}); rolling out here")
+        return None
+    if engine is not None:
+        log(f"  grpo: vLLM started in {engine.startup_s:.0f}s of the phase's {seconds:.0f}s")
+    return engine
+
+
+def _grpo_steps(
+    model: Any,
+    tokenizer: Any,
+    kit: Any,
+    session_ids: list[str],
+    *,
+    args: argparse.Namespace,
+    seconds: float,
+    step_times: StepTimes,
+    grader_busy: Callable[[], bool],
+    cores: int,
+    engine: Any,
+) -> tuple[Any, int]:
+    import torch
+
     lr = args.grpo_lr or (1e-4 if args.mode == "lora" else 1e-5)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
     deadline = time.monotonic() + seconds
@@ -623,8 +703,9 @@ def run_online_grpo(
             break
         started = time.monotonic()
         threads = share_cores(grader_busy(), cores)
+        synced = engine.use(model) if engine is not None else 0.0
         episodes, batch_s = signal_groups(
-            model, tokenizer, kit, session_ids, rng, args, deadline, update_s
+            model, tokenizer, kit, session_ids, rng, args, deadline, update_s, engine
         )
         advs = advantages(episodes)
         played = time.monotonic() - started
@@ -651,8 +732,9 @@ def run_online_grpo(
         wins = sum(e.success for e in episodes)
         log(
             f"  grpo step {steps}: {len(episodes)} episodes, mean reward {mean:.2f}, "
-            f"{wins} successes, {trained} turns trained; rollouts {played:.0f}s, "
-            f"step {elapsed:.0f}s on {threads} thread(s)"
+            f"{wins} successes, {trained} turns trained; rollouts {played:.0f}s"
+            + (f" on vLLM (adapter synced in {synced:.1f}s)" if engine is not None else "")
+            + f", step {elapsed:.0f}s on {threads} thread(s)"
         )
         del episodes, advs  # a batch's kept keys/values are gigabytes: not alive beside the next
         if time.monotonic() >= deadline:
@@ -669,6 +751,7 @@ def signal_groups(
     args: argparse.Namespace,
     deadline: float,
     update_s: float | None,
+    engine: Any = None,
 ) -> tuple[list[Episode], float]:
     """Rollouts for one GRPO step, sampled again while no group carries a signal (DAPO's
     dynamic sampling); returns the batch and the slowest batch's seconds.
@@ -693,6 +776,8 @@ def signal_groups(
             group_size=args.grpo_group,
             temperature=args.grpo_temperature,
             max_new_tokens=args.max_new_tokens,
+            engine=engine,
+            seed=rng.randrange(2**31),
         )
         slowest = max(slowest, time.monotonic() - started)
         update = 1.25 * update_s if update_s is not None else slowest
@@ -742,6 +827,7 @@ def main(
             seconds=seconds,
             step_times=run.step_times,
             grader_busy=lambda: bool(run.subs.poll() or run.subs.pending()),
+            scratch=run.scratch,
         )
 
     return run_rounds(
