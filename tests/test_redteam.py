@@ -58,6 +58,7 @@ MUST_RUN = {
     "write_targets",
     "write_readonly_workspace",
     "write_runtime",
+    "write_engine",
     "poison_runtime_bytecode",
     "import_harness_code",
     "signal_harness",
@@ -443,6 +444,13 @@ def test_every_attack_fails_and_the_run_is_intact(
     bytecode = next(r for r in results if r["attack"] == "poison_runtime_bytecode")
     tried = [i["item"] for i in (bytecode.get("data") or {}).get("items", [])]
     assert bytecode["outcome"] == "blocked" and any("torch" in i for i in tried), bytecode
+    # where the engine is built the runtime has it (the grader's own build): really tried
+    from autorl_hf.engine.env import find_engine
+
+    if find_engine() is not None:
+        engine = next(r for r in results if r["attack"] == "write_engine")
+        items = (engine.get("data") or {}).get("items", [])
+        assert engine["outcome"] == "blocked" and len(items) >= 3, engine  # site, .pth, vllm
 
     # harness code and site-packages untouched; no agent code ran in the harness
     assert after == before

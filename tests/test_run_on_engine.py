@@ -24,6 +24,7 @@ from autorl_hf.engine.env import find_engine
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
 EVAL_SIZE = 4
+FINAL = ("scored", "duplicate")
 
 pytestmark = [
     pytest.mark.slow,
@@ -83,7 +84,10 @@ def test_a_webshop_run_is_graded_by_the_engine(tmp_path: Path) -> None:
 
     rows = [json.loads(line) for line in (run_dir / "submissions.jsonl").read_text().splitlines()]
     scored = [r for r in rows if r.get("status") == "scored"]
-    assert len(scored) == 2, log[-2000:]  # v1 (SFT) and v2 (the GRPO step)
+    assert scored, log[-2000:]
+    # v2 after the GRPO step: scored, or a duplicate of v1 when no group carried a signal (a
+    # step of two episodes from a few seconds of SFT mostly scores them alike)
+    assert [r["submission_id"] for r in rows if r.get("status") in FINAL] == [1, 2], rows
     # one engine for the run: the submission's weights were loaded into the engine the base's
     # evaluation started (~2 s) instead of a start of its own (60-70 s on the AMD host)
     assert all(r["metrics"]["load_seconds"] < 30 for r in scored), [

@@ -240,14 +240,18 @@ def grader_factory() -> Iterator[Any]:
 # processes --------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def runtime_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A throwaway venv's interpreter, so ``write_runtime`` writes into a site-packages we own."""
-    venv = tmp_path_factory.mktemp("runtime") / "venv"
+def throwaway_venv(tmp_path_factory: pytest.TempPathFactory, name: str) -> str:
+    venv = tmp_path_factory.mktemp(name) / "venv"
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
     )
     return str(venv / "bin" / "python")
+
+
+@pytest.fixture(scope="session")
+def runtime_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A throwaway venv's interpreter, so ``write_runtime`` writes into a site-packages we own."""
+    return throwaway_venv(tmp_path_factory, "runtime")
 
 
 def kill_daemon(results: list[dict[str, Any]]) -> None:
@@ -281,6 +285,7 @@ OPEN_SUCCEEDS = (
     "write_targets",
     "write_readonly_workspace",
     "write_runtime",
+    "write_engine",
     "poison_runtime_bytecode",
     "signal_harness",
     "connect_host_ports",
@@ -302,7 +307,11 @@ API_ATTACKS = tuple(name for name in attacks.ATTACK_NAMES if name.startswith("ap
 
 
 def run_script(
-    layout: Layout, grader: Grader, targets: dict[str, Any], python: str
+    layout: Layout,
+    grader: Grader,
+    targets: dict[str, Any],
+    python: str,
+    engine: str | None = None,
 ) -> tuple[subprocess.CompletedProcess, list[dict[str, Any]]]:
     """Launch through the adapter, then run its argv under a disposable ``sh`` parent (the one
     ancestor ``kill_parents: 1`` may kill), with the environment a sandbox would give."""
@@ -317,6 +326,7 @@ def run_script(
         "AUTORL_TOKEN": TOKEN,
         "AUTORL_WORKSPACE": str(layout.workspace),
         "AUTORL_REDTEAM_PLANTED": SECRETS[0],
+        **({"AUTORL_VLLM_PYTHON": engine} if engine else {}),
     }
     proc = subprocess.run(
         ["sh", "-c", '"$@"; echo wrapper-done', "sh", *launch.argv],
@@ -341,6 +351,9 @@ class OpenRun:
 @pytest.fixture(scope="module")
 def open_run(tmp_path_factory: pytest.TempPathFactory, runtime_python: str) -> Iterator[OpenRun]:
     """One full run, no sandbox, against a grading server that accepts anything."""
+    # a careless host's writable engine: a venv of its own (``write_engine`` plants a ``.pth``
+    # there; no Python of it runs, or ``markers_check`` would fire)
+    engine = throwaway_venv(tmp_path_factory, "engine")
     layout = build_layout(tmp_path_factory.mktemp("open"))
     harness = subprocess.Popen(
         ["sleep", "120"],
@@ -375,7 +388,7 @@ def open_run(tmp_path_factory: pytest.TempPathFactory, runtime_python: str) -> I
     }
     results: list[dict[str, Any]] = []
     try:
-        proc, results = run_script(layout, grader, targets, runtime_python)
+        proc, results = run_script(layout, grader, targets, runtime_python, engine)
         yield OpenRun(layout, grader, proc, results, outcomes(results))
     finally:
         kill_daemon(results)

@@ -137,6 +137,7 @@ def test_the_manifest_names_the_engine_and_precision(
         split_sizes=None,
         model_info=SimpleNamespace(path=tmp_path / "model"),
         runtime=SimpleNamespace(root=tmp_path / "runtime", distributions=()),
+        agent_engine=None,
     )
     parts = SimpleNamespace(
         task=SimpleNamespace(name="gsm8k", version="1"),
@@ -146,6 +147,7 @@ def test_the_manifest_names_the_engine_and_precision(
     write_manifest(tmp_path, "r1", config, registry, parts, setup)  # type: ignore[arg-type]
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["config"]["engine_precision"] == "auto"
+    assert manifest["runtime"]["engine"] is None  # the agent's runtime had none
     engine = manifest["engine"]
     assert (engine["backend"], engine["precision_setting"], engine["precision"]) == (
         "vllm",

@@ -21,7 +21,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,20 @@ LORA_RANKS = (8, 16, 32, 64, 128, 256)
 SERVED = "policy"
 ERROR_RE = re.compile(r"^(\(\w+ pid=\d+\) ERROR .*\] )?[\w.]*(Error|Exception): ")
 """A traceback's last line (``PermissionError: ...``), bare or in vLLM's logged form."""
+
+
+def _parent_death_signal() -> Callable[[], None] | None:
+    """What the server's process runs before vLLM: SIGTERM when the recipe's thread that
+    started it dies, however it dies (the server then stops its workers), so a killed recipe
+    leaves no engine behind outside a sandbox either (inside, the sandbox ends every process).
+    Resolved here, not in the child: a forked child of a threaded process must not import."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return lambda: prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def engine_python() -> str | None:
@@ -104,6 +118,7 @@ class PolicyEngine:
                 cwd=self.workdir,
                 env=env,
                 start_new_session=True,  # its workers end with it (close: the whole group)
+                preexec_fn=_parent_death_signal(),
             )
         self.client = httpx.Client(
             transport=httpx.HTTPTransport(uds=str(self.socket)),
