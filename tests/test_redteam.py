@@ -448,9 +448,9 @@ def test_every_attack_fails_and_the_run_is_intact(
     from autorl_hf.engine.env import find_engine
 
     if find_engine() is not None:
-        engine = next(r for r in results if r["attack"] == "write_engine")
-        items = (engine.get("data") or {}).get("items", [])
-        assert engine["outcome"] == "blocked" and len(items) >= 3, engine  # site, .pth, vllm
+        wrote = next(r for r in results if r["attack"] == "write_engine")
+        items = (wrote.get("data") or {}).get("items", [])
+        assert wrote["outcome"] == "blocked" and len(items) >= 3, wrote  # site, .pth, vllm
 
     # harness code and site-packages untouched; no agent code ran in the harness
     assert after == before

@@ -50,6 +50,7 @@ def test_launch_copies_the_tasks_recipe_and_runs_it(tmp_path: Path) -> None:
         "rollouts.py",
         "deepspeed_sft.py",
         "deepspeed_grpo.py",
+        "engine_rollouts.py",
     }
     assert {p.name for p in code.iterdir()} == {"recipe.py", *helpers}
     source = recipe_dir("gsm8k") / "recipe.py"
