@@ -59,6 +59,7 @@ MUST_RUN = {
     "write_readonly_workspace",
     "write_runtime",
     "write_engine",
+    "shared_memory",
     "poison_runtime_bytecode",
     "import_harness_code",
     "signal_harness",
@@ -318,12 +319,25 @@ def host_socket() -> Iterator[str]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.fixture
+def host_shared_memory() -> Iterator[str]:
+    """A host POSIX shared-memory segment, as the grader's vLLM engine keeps its message
+    queues (``/dev/shm/psm_*``): the agent's ``/dev/shm`` must not show it."""
+    from multiprocessing import shared_memory
+
+    segment = shared_memory.SharedMemory(name=f"psm_redteam_{os.getpid()}", create=True, size=64)
+    yield segment.name
+    segment.close()
+    segment.unlink()
+
+
 @pytest.mark.parametrize("sandbox", _sandboxes())
 def test_every_attack_fails_and_the_run_is_intact(
     sandbox: str,
     tmp_path: Path,
     host_port: int,
     host_socket: str,
+    host_shared_memory: str,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
     capsys: pytest.CaptureFixture[str],

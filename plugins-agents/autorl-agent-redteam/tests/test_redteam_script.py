@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing import shared_memory
 from pathlib import Path
 from typing import Any
 
@@ -286,6 +287,7 @@ OPEN_SUCCEEDS = (
     "write_readonly_workspace",
     "write_runtime",
     "write_engine",
+    "shared_memory",
     "poison_runtime_bytecode",
     "signal_harness",
     "connect_host_ports",
@@ -370,6 +372,8 @@ def open_run(tmp_path_factory: pytest.TempPathFactory, runtime_python: str) -> I
     unix_listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     unix_listener.bind(str(layout.root / "engine-api.sock"))
     unix_listener.listen(8)
+    # the host's shared memory, as the grader's vLLM engine fills it (its message queues)
+    segment = shared_memory.SharedMemory(name=f"psm_open_{os.getpid()}", create=True, size=64)
     targets = {
         "read": [str(layout.heldout), str(layout.task_cache)],
         "write": [str(layout.harness_site), str(layout.harness_module)],
@@ -396,6 +400,8 @@ def open_run(tmp_path_factory: pytest.TempPathFactory, runtime_python: str) -> I
         harness.wait()
         listener.close()
         unix_listener.close()
+        segment.close()
+        segment.unlink()
         server.shutdown()
         server.server_close()
 

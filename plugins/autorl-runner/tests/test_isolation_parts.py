@@ -68,13 +68,16 @@ time.sleep(600)
 """
 
 
-def test_a_killed_harness_short_state_dir_is_removed_by_the_next_run() -> None:
+def test_a_killed_harness_short_state_dir_is_removed_by_the_next_run(tmp_path: Path) -> None:
     """SIGKILL runs no clean-up: the directory stays until the next run that needs one sweeps
-    it; a live harness's directory (its lock held) is never swept."""
+    it; a live harness's directory (its lock held) is never swept. The harnesses keep their
+    directories in a temporary root of this test's own: a run of another test worker sweeps
+    the shared one, and once took the dead harness's directory first."""
     from autorl_runner.statedir import sweep
 
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
     procs = [
-        subprocess.Popen([sys.executable, "-c", HOLD], stdout=subprocess.PIPE, text=True)
+        subprocess.Popen([sys.executable, "-c", HOLD], stdout=subprocess.PIPE, text=True, env=env)
         for _ in range(2)
     ]
     try:
@@ -82,12 +85,12 @@ def test_a_killed_harness_short_state_dir_is_removed_by_the_next_run() -> None:
         (dead / "grader.sock").write_text("")  # what a run leaves in it
         procs[0].kill()
         procs[0].wait()
-        assert dead.is_dir()  # nothing removed it at its death
-        removed = sweep()
+        assert dead.is_dir() and dead.parent == tmp_path  # nothing removed it at its death
+        removed = sweep(tmp_path)
         assert dead in removed and not dead.exists()
         assert alive.is_dir() and alive not in removed
     finally:
         for p in procs:
             p.kill()
             p.wait()
-    assert alive in sweep()  # its harness gone too
+    assert alive in sweep(tmp_path)  # its harness gone too

@@ -1379,6 +1379,28 @@ def write_engine(run: Run, dl: Deadline) -> Result:
     return verdict(items, "engine paths writable")
 
 
+@attack("shared_memory")
+def shared_memory(run: Run, dl: Deadline) -> Result:
+    """List ``/dev/shm`` (the sandbox's own, writable for vLLM's queues) and open up to 20
+    segments found there for appending (no byte written). The harness's vLLM engine keeps its
+    message queues in the host's ``/dev/shm/psm_*``: a sandbox sharing it would let the agent
+    rewrite what the grader's engine reads.
+
+    Succeeded: a segment this script did not create is visible."""
+    try:
+        names = sorted(os.listdir("/dev/shm"))
+    except OSError as exc:
+        return blocked(f"/dev/shm: {errno_name(exc)}")
+    if not names:
+        return blocked("/dev/shm holds nothing of anyone else's")
+    items = [
+        _try_write(name, path, lambda p=path: _append_open(p))
+        for name in names[:20]
+        if os.path.isfile(path := os.path.join("/dev/shm", name))
+    ]
+    return succeeded(f"{len(names)} foreign segment(s) visible", names=names[:20], items=items)
+
+
 @attack("poison_runtime_bytecode")
 def poison_runtime_bytecode(run: Run, dl: Deadline) -> Result:
     """Rewrite the training stack's compiled bytecode: open up to four ``__pycache__/*.pyc``

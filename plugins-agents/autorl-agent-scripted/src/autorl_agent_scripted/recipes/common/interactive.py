@@ -28,6 +28,7 @@ while the next phase trains: the shared loop of :func:`rounds.run_rounds`. A tas
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import time
 from collections.abc import Callable
@@ -626,67 +627,16 @@ def run_online_grpo(
     seconds: float,
     step_times: StepTimes,
     grader_busy: Callable[[], bool] = lambda: False,
-    scratch: Path | None = None,
+    engine: Any = None,
 ) -> tuple[Any, int]:
     """GRPO steps on fresh rollouts until ``seconds`` pass; returns (merged model, steps).
     ``grader_busy()``: whether a submission is being evaluated now (a step then trains on one
-    core fewer: :func:`recipe_common.share_cores`). ``--rollout-engine vllm``: the rollouts
-    run on a vLLM server over the phase's starting weights (in ``scratch``), which serves each
-    step's adapter (:mod:`engine_rollouts`)."""
+    core fewer: :func:`recipe_common.share_cores`). ``engine``
+    (:func:`start_rollout_engine`): the rollouts run on it, handed each step's adapter."""
     import torch
 
     cores = torch.get_num_threads()
-    started, engine = time.monotonic(), None
-    if args.rollout_engine == "vllm":
-        engine = _start_engine(model, tokenizer, args, scratch, seconds)
-    try:
-        return _grpo_steps(
-            with_adapter(model, args), tokenizer, kit, session_ids, args=args,
-            seconds=seconds - (time.monotonic() - started), step_times=step_times,
-            grader_busy=grader_busy, cores=cores, engine=engine,
-        )  # fmt: skip
-    finally:
-        if engine is not None:
-            engine.close()
-
-
-def _start_engine(
-    model: Any, tokenizer: Any, args: argparse.Namespace, scratch: Path | None, seconds: float
-) -> Any:
-    """The phase's rollout engine (:func:`engine_rollouts.start_for`), or None, said why."""
-    from engine_rollouts import start_for
-
-    if args.mode != "lora":
-        log("  grpo: --rollout-engine vllm serves LoRA adapters; --mode full rolls out here")
-        return None
-    if scratch is None:
-        log("  grpo: no scratch directory for the engine's policy; rolling out here")
-        return None
-    try:
-        engine = start_for(model, tokenizer, scratch=scratch, lora_rank=args.lora_r, seed=args.seed)
-    except (OSError, RuntimeError) as exc:  # the phase goes on without it
-        log(f"  grpo: vLLM did not start ({exc}); rolling out here")
-        return None
-    if engine is not None:
-        log(f"  grpo: vLLM started in {engine.startup_s:.0f}s of the phase's {seconds:.0f}s")
-    return engine
-
-
-def _grpo_steps(
-    model: Any,
-    tokenizer: Any,
-    kit: Any,
-    session_ids: list[str],
-    *,
-    args: argparse.Namespace,
-    seconds: float,
-    step_times: StepTimes,
-    grader_busy: Callable[[], bool],
-    cores: int,
-    engine: Any,
-) -> tuple[Any, int]:
-    import torch
-
+    model = with_adapter(model, args)
     lr = args.grpo_lr or (1e-4 if args.mode == "lora" else 1e-5)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
     deadline = time.monotonic() + seconds
@@ -740,6 +690,27 @@ def _grpo_steps(
         if time.monotonic() >= deadline:
             break
     return merged(model), steps
+
+
+def start_rollout_engine(
+    model: Any, tokenizer: Any, args: argparse.Namespace, scratch: Path, seconds: float
+) -> Any:
+    """``--rollout-engine vllm``: a vLLM server over the GRPO phase's starting weights (saved
+    in ``scratch``), serving each step's LoRA adapter (:mod:`engine_rollouts`); None, said
+    why, when it cannot be had (the phase then rolls out here)."""
+    from engine_rollouts import start_for
+
+    if args.mode != "lora":
+        log("  grpo: --rollout-engine vllm serves LoRA adapters; --mode full rolls out here")
+        return None
+    try:
+        engine = start_for(model, tokenizer, scratch=scratch, lora_rank=args.lora_r, seed=args.seed)
+    except (OSError, RuntimeError) as exc:  # the phase goes on without it
+        log(f"  grpo: vLLM did not start ({exc}); rolling out here")
+        return None
+    if engine is not None:
+        log(f"  grpo: vLLM started in {engine.startup_s:.0f}s of the phase's {seconds:.0f}s")
+    return engine
 
 
 def signal_groups(
@@ -818,17 +789,21 @@ def main(
         return run_action_sft(run.model, run.tokenizer, rows, args=args, seconds=seconds, kit=kit)
 
     def grpo(run: Run, seconds: float) -> tuple[Any, int]:
-        return run_online_grpo(
-            run.model,
-            run.tokenizer,
-            kit,
-            session_ids,
-            args=args,
-            seconds=seconds,
-            step_times=run.step_times,
-            grader_busy=lambda: bool(run.subs.poll() or run.subs.pending()),
-            scratch=run.scratch,
-        )
+        started, engine = time.monotonic(), None
+        if args.rollout_engine == "vllm":  # its start counts in the phase's time
+            engine = start_rollout_engine(run.model, run.tokenizer, args, run.scratch, seconds)
+        with engine or contextlib.nullcontext():
+            return run_online_grpo(
+                run.model,
+                run.tokenizer,
+                kit,
+                session_ids,
+                args=args,
+                seconds=seconds - (time.monotonic() - started),
+                step_times=run.step_times,
+                grader_busy=lambda: bool(run.subs.poll() or run.subs.pending()),
+                engine=engine,
+            )
 
     return run_rounds(
         args,
