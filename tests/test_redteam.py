@@ -76,6 +76,7 @@ MUST_RUN = {
     "api_metadata_copy",
     "api_sparse_checkpoint",
     "resource_memory",
+    "resource_shm",
     "resource_pids",
     "outlive_daemon",
     # the grader edge (#30): what a checkpoint carries besides weights, what the agent writes

@@ -301,6 +301,7 @@ OPEN_SUCCEEDS = (
     "api_metadata_copy",
     "api_sparse_checkpoint",
     "resource_memory",
+    "resource_shm",
     "resource_pids",
     "outlive_daemon",
     "kill_parents",
