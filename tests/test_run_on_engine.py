@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from autorl_hf.engine.env import find_engine
+from autorl_testing.engine import needs_engine
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
 EVAL_SIZE = 4
@@ -28,10 +28,7 @@ FINAL = ("scored", "duplicate")
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(
-        find_engine() is None and not os.environ.get("AUTORL_REQUIRE_ENGINE"),
-        reason="the vLLM CPU engine is not built (autorl engine prepare)",
-    ),
+    needs_engine,
 ]
 
 

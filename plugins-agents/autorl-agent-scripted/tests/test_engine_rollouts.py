@@ -16,14 +16,11 @@ from pathlib import Path
 
 import pytest
 from autorl_hf.engine.env import find_engine
+from autorl_testing.engine import needs_engine
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(
-        find_engine() is None and not os.environ.get("AUTORL_REQUIRE_ENGINE"),
-        reason="the vLLM CPU engine is not built (autorl engine prepare); "
-        "AUTORL_REQUIRE_ENGINE=1 makes this a failure",
-    ),
+    needs_engine,
 ]
 
 

@@ -23,16 +23,12 @@ import autorl_task_gsm8k  # noqa: F401
 import psutil
 import pytest
 from autorl_driver_vllm.driver import VLLMDriver
-from autorl_hf.engine.env import find_engine
 from autorl_llm.drivers.errors import DriverConfigError
+from autorl_testing.engine import needs_engine
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(
-        find_engine() is None and not os.environ.get("AUTORL_REQUIRE_ENGINE"),
-        reason="the vLLM CPU engine is not built (autorl engine prepare); "
-        "AUTORL_REQUIRE_ENGINE=1 makes this a failure",
-    ),
+    needs_engine,
 ]
 
 MODEL = "smollm2-135m"

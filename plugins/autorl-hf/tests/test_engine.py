@@ -25,13 +25,7 @@ from autorl_hf.engine.env import EngineUnavailable, find_engine, require_engine
 from autorl_hf.engine.lifeline import __file__ as LIFELINE
 from autorl_hf.generation import BACKEND_ENV, Generator, generate_completions, pick_backend
 from autorl_testing.checkpoints import moved_checkpoint
-
-REQUIRED = bool(os.environ.get("AUTORL_REQUIRE_ENGINE"))
-needs_engine = pytest.mark.skipif(
-    find_engine() is None and not REQUIRED,
-    reason="the vLLM CPU engine is not built (autorl engine prepare); "
-    "AUTORL_REQUIRE_ENGINE=1 makes this a failure",
-)
+from autorl_testing.engine import needs_engine
 
 PROMPTS = [
     "What is 2 + 3?",

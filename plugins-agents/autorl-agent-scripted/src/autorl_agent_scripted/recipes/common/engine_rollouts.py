@@ -31,6 +31,8 @@ ENGINE_ENV = "AUTORL_VLLM_PYTHON"
 LORA_RANKS = (8, 16, 32, 64, 128, 256)
 """The adapter ranks vLLM accepts for ``--max-lora-rank`` (from 8 up)."""
 SERVED = "policy"
+STARTUP_TIMEOUT_S = 600.0
+"""How long a start may take: 35-110 s on two cores, more beside other work."""
 ERROR_RE = re.compile(r"^(\(\w+ pid=\d+\) ERROR .*\] )?[\w.]*(Error|Exception): ")
 """A traceback's last line (``PermissionError: ...``), bare or in vLLM's logged form."""
 
@@ -71,7 +73,6 @@ class PolicyEngine:
         scratch: Path,
         lora_rank: int,
         seed: int = 0,
-        startup_timeout_s: float = 600.0,
     ) -> None:
         import httpx
 
@@ -127,7 +128,7 @@ class PolicyEngine:
             timeout=httpx.Timeout(1800.0, connect=5.0),
         )
         try:
-            self._wait_ready(startup_timeout_s)
+            self._wait_ready(STARTUP_TIMEOUT_S)
         except BaseException:
             self.close()
             raise
