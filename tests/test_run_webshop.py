@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -24,6 +25,7 @@ run_e2e = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(run_e2e)
 AUTORL, HARNESS_RECORDS = run_e2e.AUTORL, run_e2e.HARNESS_RECORDS
 EVAL_SIZE = 8
+RL_GAIN = Path(__file__).resolve().parents[1] / "bench" / "rl_gain.py"
 
 
 def _needs_the_stack() -> None:
@@ -127,3 +129,34 @@ def test_submissions_are_scored_by_the_rollout_evaluator(webshop_run: dict) -> N
     dev = json.loads((run_dir / "manifest.json").read_text())["task"]["split_sizes"]["dev"]
     assert all(e["metrics"]["n_episodes"] == dev for e in scored if "metrics" in e)
     assert webshop_run["seconds"] < 400, webshop_run["seconds"]
+
+
+@pytest.mark.slow
+def test_the_rl_gain_bench_pairs_the_first_and_last_submission(
+    webshop_run: dict, tmp_path: Path
+) -> None:
+    """``bench/rl_gain.py`` (issue #33 item 8) on this run: v1 and v2 are the first and last
+    valid submissions' recorded dev scores, their difference is the mean of the sessions'
+    paired differences, read from the harness's trajectories."""
+    from autorl_records.records import load_run
+
+    run_dir: Path = webshop_run["run_dir"]
+    submissions = load_run(run_dir).submissions
+    valid = sorted((s for s in submissions if s.valid), key=lambda s: s.submission_id)
+    assert len(valid) >= 2, [s.status for s in submissions]
+    out = tmp_path / "gain.json"
+    done = subprocess.run(
+        [sys.executable, str(RL_GAIN), str(run_dir), "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    [row] = json.loads(out.read_text())["runs"]
+    dev = json.loads((run_dir / "manifest.json").read_text())["task"]["split_sizes"]["dev"]
+    assert row["sessions"] == dev
+    assert row["v1"] == pytest.approx(valid[0].score) and row["v2"] == pytest.approx(
+        valid[-1].score
+    )
+    assert row["diff"] == pytest.approx(row["v2"] - row["v1"])
+    assert row["se"] >= 0 and "v2 - v1 =" in done.stdout
