@@ -114,6 +114,7 @@ def test_installed_guide_plugin_is_discovered(example: dict) -> None:
     assert any(t["name"] == "reverse" and t["provider"] == "autorl-task-reverse" for t in tasks)
 
 
+@pytest.mark.slow  # the module fixture pip-installs three packages (5 CPU-s)
 def test_installed_guide_task_resolves_by_bare_name(example: dict) -> None:
     proc = autorl(example, "show", "task", "reverse", "--check", "--json")
     assert proc.returncode == 0, proc.stderr

@@ -99,6 +99,7 @@ def imports(source: Path) -> Iterator[tuple[str, int]]:
             yield node.module.split(".")[0], node.lineno
 
 
+@pytest.mark.slow  # parses every module of 43 distributions (4.5 CPU-s)
 def test_every_distribution_declares_what_it_imports(repo_distributions) -> None:
     """A module of a distribution imports only what installing it brings (its requirements,
     followed) or one of its extras. Kit and recipe modules run in the agent's workspace and

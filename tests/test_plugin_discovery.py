@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 
+@pytest.mark.slow  # installs a plugin and runs `autorl list` (3.9 CPU-s)
 def test_installed_plugin_is_listed_with_what_it_supplies(run_autorl) -> None:
     proc = run_autorl("plugins", "list", "--json")
     assert proc.returncode == 0, proc.stderr

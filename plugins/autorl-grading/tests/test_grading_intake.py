@@ -40,6 +40,7 @@ def wait_until(check, timeout: float = 60) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.slow  # writes and hashes a huge checkpoint (5.8 CPU-s)
 @pytest.mark.serial  # latency bounds: alone, not beside a parallel worker
 def test_queries_stay_answered_while_a_huge_checkpoint_is_taken_in(tmp_path: Path) -> None:
     g = LiveGrader(tmp_path, intake_wait_s=0)  # the answer does not wait for the intake
