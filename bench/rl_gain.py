@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchlib import write_json
+
 
 def outcomes(details: Path) -> dict[str, float]:
     """Each session's success (1.0 or 0.0) from a rollout evaluation's trajectories."""
@@ -49,7 +51,10 @@ def submission_outcomes(run_dir: Path, record: Any, sid: int) -> dict[str, float
     sub = by_id[sid]
     if sub.status == "duplicate" and sub.duplicate_of is not None:
         return submission_outcomes(run_dir, record, sub.duplicate_of)
-    details = run_dir / "submissions" / str(sid) / "trajectories.jsonl"
+    from autorl_evaluator_rollout.evaluator import TRAJECTORIES
+
+    # the scorer's work directory of a submission (autorl_runner.scoring); the log names none
+    details = run_dir / "submissions" / str(sid) / TRAJECTORIES
     if not details.is_file():
         raise SystemExit(
             f"{run_dir}: submission {sid} has no {details.name} (not a rollout evaluation?)"
@@ -148,8 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         f"over {len(rows)} seed(s): v2 - v1 = {total['diff']:+.1f} points (SE {total['se']:.1f}); "
         f"{verdict} two standard errors"
     )
-    if args.json:
-        args.json.write_text(json.dumps({"runs": rows, "pooled": total}, indent=2) + "\n")
+    write_json(args.json, {"runs": rows, "pooled": total})
     return 0
 
 

@@ -2960,7 +2960,7 @@ def resource_memory(run: Run, dl: Deadline) -> Result:
 
 
 SHM_CHILD = r"""
-import os, sys
+import errno, os, sys
 n, path = int(sys.argv[1]), sys.argv[2]
 try:  # the victim of an OOM kill, not the agent
     with open("/proc/self/oom_score_adj", "w") as fh:
@@ -2975,7 +2975,7 @@ try:
         if done % (256 << 20) == 0:
             print("at", done, flush=True)
 except OSError as exc:
-    print("stopped", done, exc.errno, flush=True)
+    print("stopped", done, errno.errorcode.get(exc.errno, exc.errno), flush=True)
     sys.exit(3)
 print("wrote", done, flush=True)
 """
@@ -3001,10 +3001,9 @@ def resource_shm(run: Run, dl: Deadline) -> Result:
         return succeeded(f"wrote {size} B to {path}", **facts)
     if code is None:
         return error(f"writing {size} B to /dev/shm timed out", **facts)
-    if "stopped" in out:
-        err = out.split("stopped", 1)[1].split()
-        why = errno.errorcode.get(int(err[1]), err[1]) if len(err) > 1 and err[1].isdigit() else "?"
-        return blocked(f"the tmpfs refused the write after {facts['written']} B: {why}", **facts)
+    if "stopped" in out:  # "stopped <bytes> <errno name>"
+        why = out.split("stopped", 1)[1].split()[1:2] or ["?"]
+        return blocked(f"the tmpfs refused the write after {facts['written']} B: {why[0]}", **facts)
     if code == 1 and "Error" in out and not reached:  # no /dev/shm to write in
         return blocked(f"/dev/shm: {out.strip().splitlines()[-1][:120]}", **facts)
     return blocked(f"the writer was stopped (exit {code}) after {facts['written']} B", **facts)
