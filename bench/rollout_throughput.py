@@ -8,9 +8,9 @@ This measures what each buys on the current machine, with the real evaluator:
 1. ``lockstep``: batch ``--batch-size``, prefix cache on (the default configuration);
 2. ``one-at-a-time``: batch 1, prefix cache on;
 3. ``plain``: batch 1, plain ``generate`` (no prefix cache): the naive loop;
-4. ``engine``: batch ``--batch-size`` on the vLLM CPU engine (its own prefix caching; needs
-   ``autorl engine prepare``), its start counted apart (``load_seconds``) and in the end-to-end
-   ratio.
+4. ``engine``: batch ``--batch-size`` on the vLLM CPU engine in fp32 (its own prefix caching;
+   needs ``autorl engine prepare``), its start counted apart (``load_seconds``) and in the
+   end-to-end ratio; ``engine-bf16``: the same in bf16 (fast where the host has AMX).
 
     .venv/bin/python bench/rollout_throughput.py                        # tiny, 32 sessions, compact
     .venv/bin/python bench/rollout_throughput.py --model smollm2-135m --sessions 8
@@ -75,21 +75,25 @@ def play(model_dir: Path, prepared: Any, work: Path, **config: Any) -> dict[str,
 
 
 @contextlib.contextmanager
-def generation_backend(backend: str | None) -> Iterator[None]:
-    """The evaluator's generation backend for one mode (``None``: the default), restored after;
-    an engine handed back idle is stopped, so the next mode runs on a quiet machine."""
-    from autorl.config import GENERATION_BACKEND_ENV
+def generation_backend(backend: str | None, precision: str | None = None) -> Iterator[None]:
+    """The evaluator's generation backend (``None``: the default) and the engine's precision
+    for one mode, restored after; an engine handed back idle is stopped, so the next mode runs
+    on a quiet machine."""
+    from autorl.config import ENGINE_PRECISION_ENV, GENERATION_BACKEND_ENV
 
-    before = os.environ.get(GENERATION_BACKEND_ENV)
-    if backend is not None:
-        os.environ[GENERATION_BACKEND_ENV] = backend
+    settings = {GENERATION_BACKEND_ENV: backend, ENGINE_PRECISION_ENV: precision}
+    before = {name: os.environ.get(name) for name in settings}
+    for name, value in settings.items():
+        if value is not None:
+            os.environ[name] = value
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop(GENERATION_BACKEND_ENV, None)
-        else:
-            os.environ[GENERATION_BACKEND_ENV] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         if backend is not None:
             from autorl_hf.engine import pool
 
@@ -164,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         "--modes",
         default="lockstep,one-at-a-time,plain",
         help="comma-separated, lockstep first (default: lockstep,one-at-a-time,plain; "
-        "engine: the vLLM CPU engine)",
+        "engine, engine-bf16: the vLLM CPU engine in fp32, bf16)",
     )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
@@ -178,6 +182,12 @@ def main(argv: list[str] | None = None) -> int:
         "one-at-a-time": {"batch_size": 1, "prefix_cache": True},
         "plain": {"batch_size": 1, "prefix_cache": False},
         "engine": {"batch_size": args.batch_size, "prefix_cache": True, "backend": "vllm-cpu"},
+        "engine-bf16": {
+            "batch_size": args.batch_size,
+            "prefix_cache": True,
+            "backend": "vllm-cpu",
+            "precision": "bf16",
+        },
     }
     names = [m.strip() for m in args.modes.split(",") if m.strip()]
     if not names or names[0] != "lockstep" or any(m not in every for m in names):
@@ -191,13 +201,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             prepared = prepared_webshop(Path(tmp) / "task", args.prompt, args.max_steps)
         for name, mode in modes.items():
-            extra = {k: v for k, v in mode.items() if k != "backend"}
+            extra = {k: v for k, v in mode.items() if k not in ("backend", "precision")}
             print(
                 f"{name}: batch {extra['batch_size']}, prefix cache {extra['prefix_cache']}, "
-                f"{mode.get('backend', 'transformers')}...",
+                f"{mode.get('backend', 'transformers')} {mode.get('precision', 'fp32')}...",
                 flush=True,
             )
-            with generation_backend(mode.get("backend")):
+            with generation_backend(mode.get("backend"), mode.get("precision")):
                 results[name] = play(model_path, prepared, Path(tmp) / name, **common, **extra)
     first = results["lockstep"]
     print(
@@ -231,9 +241,14 @@ def main(argv: list[str] | None = None) -> int:
             continue
         ratio = first["metrics"]["episodes_per_second"] / result["metrics"]["episodes_per_second"]
         same = result["actions"] == first["actions"]
+        episodes = sum(a == b for a, b in zip(result["actions"], first["actions"], strict=True))
         summary[f"speedup_vs_{name}"] = round(ratio, 2)
         summary[f"same_actions_as_{name}"] = same
-        print(f"lockstep vs {name}: {ratio:.1f}x episodes/s; same actions: {same}")
+        summary[f"same_episodes_as_{name}"] = episodes
+        print(
+            f"lockstep vs {name}: {ratio:.1f}x episodes/s; same actions: {same} "
+            f"({episodes}/{len(first['actions'])} episodes)"
+        )
         if "load_seconds" in result["metrics"]:
             whole = end_to_end(result["metrics"]) / end_to_end(first["metrics"])
             summary[f"end_to_end_vs_{name}"] = round(whole, 2)

@@ -23,6 +23,7 @@ import pytest
 from autorl_hf.engine import env as engine_env
 from autorl_hf.engine.env import EngineUnavailable, find_engine, require_engine
 from autorl_hf.engine.lifeline import __file__ as LIFELINE
+from autorl_hf.engine.lifeline import shm_mapped
 from autorl_hf.generation import BACKEND_ENV, Generator, generate_completions, pick_backend
 from autorl_testing.checkpoints import moved_checkpoint
 from autorl_testing.engine import needs_engine
@@ -86,6 +87,49 @@ def test_lifeline_ends_the_whole_group_when_its_pipe_closes() -> None:
     while _group_members(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _group_members(proc.pid)
+
+
+def test_lifeline_unlinks_the_shared_memory_its_killed_group_mapped() -> None:
+    """A group member maps a /dev/shm file (as vLLM's message queues do) and ignores SIGTERM,
+    so only the SIGKILL ends it: the file must not outlive it; an unmapped file beside it of
+    another process stays."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        pytest.skip("no /dev/shm on this host")
+    name = f"autorl-lifeline-test-{os.getpid()}"
+    other = shm / f"{name}-other"
+    other.write_bytes(b"not the group's")
+    script = textwrap.dedent(
+        f"""
+        import mmap, os, signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        fd = os.open("/dev/shm/{name}", os.O_CREAT | os.O_RDWR, 0o600)
+        os.ftruncate(fd, 4096)
+        region = mmap.mmap(fd, 4096)
+        print("mapped", flush=True)
+        time.sleep(300)
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, LIFELINE, "0.5", sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"mapped\n"
+        assert (shm / name).exists()
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=15)
+        deadline = time.monotonic() + 15
+        while (shm / name).exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not (shm / name).exists(), "the group's shared memory outlived it"
+        assert other.exists(), "a file the group did not map was removed"
+    finally:
+        for path in (shm / name, other):
+            path.unlink(missing_ok=True)
 
 
 def test_missing_engine_is_a_precise_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -284,12 +328,19 @@ def test_engine_listens_on_loopback_only_and_dies_with_the_harness(
         # there too, so nothing of the engine is left in /tmp
         queues = [p.name for p in private.iterdir() if p.is_socket() and p.name != "api.sock"]
         assert queues, f"no message-queue socket in {sorted(os.listdir(private))}"
+        shared = shm_mapped([p.pid for p in members])
+        assert shared, "vLLM's message queues live in /dev/shm"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         deadline = time.monotonic() + 30
         while _group_members(group) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert not _group_members(group), "the engine outlived its harness"
+        deadline = time.monotonic() + 20
+        while any(os.path.exists(p) for p in shared) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = [p for p in shared if os.path.exists(p)]
+        assert not left, f"the engine's shared memory outlived it: {left}"
         assert not Path(socket_path).parent.exists(), "its socket and log directory stayed"
         assert _alive(forked), "the forked child should still run (it only sleeps)"
     finally:
