@@ -53,8 +53,10 @@ def submission_outcomes(run_dir: Path, record: Any, sid: int) -> dict[str, float
         return submission_outcomes(run_dir, record, sub.duplicate_of)
     from autorl_evaluator_rollout.evaluator import TRAJECTORIES
 
-    # the scorer's work directory of a submission (autorl_runner.scoring); the log names none
-    details = run_dir / "submissions" / str(sid) / TRAJECTORIES
+    # the details file the submission log names (relative to the run); runs from before it
+    # named one: the scorer's work directory of a submission (autorl_runner.scoring)
+    recorded = sub.fields.get("details")
+    details = run_dir / (recorded or f"submissions/{sid}/{TRAJECTORIES}")
     if not details.is_file():
         raise SystemExit(
             f"{run_dir}: submission {sid} has no {details.name} (not a rollout evaluation?)"

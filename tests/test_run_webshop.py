@@ -144,6 +144,10 @@ def test_the_rl_gain_bench_pairs_the_first_and_last_submission(
     submissions = load_run(run_dir).submissions
     valid = sorted((s for s in submissions if s.valid), key=lambda s: s.submission_id)
     assert len(valid) >= 2, [s.status for s in submissions]
+    # the submission log names each scored evaluation's per-session file, inside the run
+    for sub in valid:
+        if sub.status == "scored":
+            assert (run_dir / sub.fields["details"]).is_file(), sub.fields.get("details")
     out = tmp_path / "gain.json"
     done = subprocess.run(
         [sys.executable, str(RL_GAIN), str(run_dir), "--json", str(out)],

@@ -5,6 +5,7 @@ evaluation time, so no checkpoint can hold the grader (docs/security.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -188,11 +189,16 @@ class Scorer:
             f"evaluating submission {submission_id}",
             deadline_s=deadline,
         )
+        details = None  # the evaluator's per-example file, relative to the run (analyses)
+        if result["details"]:
+            with contextlib.suppress(ValueError):  # a file outside the run is not named
+                details = str(Path(result["details"]).relative_to(self.run_dir))
         return result["score"], {
             "n": result["n"],
             "metrics": result["metrics"],
             "eval_seconds": result["seconds"],
             "eval_deadline_s": round(deadline, 1),
+            "details": details,
         }
 
 
