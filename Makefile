@@ -114,7 +114,7 @@ check: setup setup-sandbox
 # What `make test` needs, set up concurrently: pip into .venv beside the system packages (apt,
 # one call), then the engine's own venv (its builder is the harness's `autorl`). One after the
 # other they took 4.0 of a fresh machine's 20.3 minutes (pip 2.3, apt 0.5, engine 1.4; Intel
-# Xeon host, process accounting): apt now runs inside pip's time.
+# Xeon host, process accounting); so, 3.7 of 19.9 (apt's dpkg ran within pip's time).
 test-setup: setup setup-system setup-engine
 
 # Everything, as CI runs it (.ci/run): every sandbox and the engine are required, not skipped.
