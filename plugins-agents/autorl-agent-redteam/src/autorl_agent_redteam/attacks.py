@@ -2757,32 +2757,48 @@ def grader_conn_flood(run: Run, dl: Deadline) -> Result:
         for sock in held:
             with contextlib.suppress(OSError):
                 sock.close()
-    after: Any = None
-    for _ in range(10):
-        with contextlib.suppress(OSError, http.client.HTTPException):
-            after = run.api.request("GET", "/budget", timeout=10).status
-            break
-        time.sleep(1)
-    resubmit: Any = None
-    with contextlib.suppress(OSError, http.client.HTTPException):
-        resubmit = run.api.submit(f"output/{target.name}", wait=False, timeout=wait).status
+    # the relays the flood filled end as their connections close: on a loaded host that takes
+    # a moment, so each probe afterwards gets the same window (RECOVERY_TRIES, a second apart)
+    after, after_tries = _recovered(lambda: run.api.request("GET", "/budget", timeout=10))
+    resubmit, resubmit_tries = _recovered(
+        lambda: run.api.submit(f"output/{target.name}", wait=False, timeout=wait)
+    )
     facts = (
         f"{len(held)} of {wanted} connections held{'; then ' + stopped if stopped else ''}; "
-        f"submit -> {status} in {seconds:.1f} s; /budget afterwards -> {after}; "
-        f"submit afterwards -> {resubmit}"
+        f"submit -> {status} in {seconds:.1f} s; /budget afterwards -> {after} "
+        f"(try {after_tries}); submit afterwards -> {resubmit} (try {resubmit_tries})"
     )
     info = {
         "held": len(held),
         "status": status,
         "seconds": round(seconds, 2),
         "after": after,
+        "after_tries": after_tries,
         "resubmit": resubmit,
+        "resubmit_tries": resubmit_tries,
     }
     hung_or_broken = seconds >= wait or status == 500
     taken_in = isinstance(resubmit, int) and (200 <= resubmit < 300 or resubmit == 409)
     if hung_or_broken or after != 200 or not taken_in:
         return succeeded(facts, **info)
     return blocked(facts, **info)
+
+
+RECOVERY_TRIES = 10
+
+
+def _recovered(call: Callable[[], Any]) -> tuple[Any, int]:
+    """``call()``'s status, tried up to :data:`RECOVERY_TRIES` times a second apart while the
+    connection fails; with the try that answered, or the last failure's errno name (a string:
+    never taken for an answer) and the tries spent."""
+    outcome: Any = None
+    for tries in range(1, RECOVERY_TRIES + 1):
+        try:
+            return call().status, tries
+        except (OSError, http.client.HTTPException) as exc:
+            outcome = errno_name(exc)
+        time.sleep(1)
+    return outcome, RECOVERY_TRIES
 
 
 def _gateway() -> tuple[str, int, str] | None:

@@ -163,12 +163,32 @@ def collect_eos_ids(configured: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
+def stop_window(stop: Sequence[str]) -> int:
+    """How many of the latest tokens are decoded to look for a stop string."""
+    return 2 * max(len(s) for s in stop) + 4
+
+
+def stop_count(tokenizer: Any, row: Sequence[int], stop: Sequence[str]) -> int | None:
+    """How many of ``row``'s tokens the transformers path generates before a stop string ends
+    it (:func:`_stop_criteria`'s test after each token), or None when none does. For an engine
+    that could not be given every stop string (vLLM takes at most four)."""
+    stops = [s for s in stop if s]
+    if not stops:
+        return None
+    window = stop_window(stops)
+    for count in range(1, len(row) + 1):
+        tail = tokenizer.decode(list(row[max(0, count - window) : count]), skip_special_tokens=True)
+        if any(s in tail for s in stops):
+            return count
+    return None
+
+
 def _stop_criteria(tokenizer: Any, stop: Sequence[str], prompt_len: int) -> Any:
     """Marks a row finished once its recent tokens decode to text holding a stop string."""
     import torch
     from transformers import StoppingCriteria, StoppingCriteriaList
 
-    window = 2 * max(len(s) for s in stop) + 4
+    window = stop_window(stop)
 
     class StopStrings(StoppingCriteria):
         def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:

@@ -26,7 +26,11 @@ from autorl_hf.generation import (
     collect_eos_ids,
     cut_at_stop,
     encode,
+    stop_count,
 )
+
+MAX_SERVER_STOPS = 4
+"""Stop strings vLLM's completions API accepts in one request (its schema refuses more)."""
 
 
 def eos_ids_of(path: Path, tokenizer: Any) -> set[int]:
@@ -115,6 +119,10 @@ class CPUEngineBackend(TokenEngine):
     ) -> list[Completion]:
         check_request(encoded, sampling.max_new_tokens, sampling.temperature)
         stops = [s for s in sampling.stop if s]
+        # vLLM's API takes at most MAX_SERVER_STOPS stop strings (HumanEval's protocol has
+        # six): any of them ends a completion at or after the first of all of them, so the
+        # engine stops early on those and the cut below finds where every one ends it
+        server_stops = stops[:MAX_SERVER_STOPS]
         params = [
             {
                 "max_tokens": sampling.max_new_tokens,
@@ -123,19 +131,26 @@ class CPUEngineBackend(TokenEngine):
                 "top_k": -1,
                 # per prompt, as the transformers path seeds one stream per call
                 "seed": sampling.seed + i,
-                "stop": stops,
+                "stop": server_stops,
                 "stop_token_ids": sorted(self.eos),
                 "skip_special_tokens": True,
             }
             for i in range(len(encoded))
         ]
         choices = self.server.complete_many(encoded, params, progress)
-        return [self._finish(choice, stops) for choice in choices]
+        cut_rows = len(stops) > len(server_stops)
+        return [self._finish(choice, stops, cut_rows) for choice in choices]
 
-    def _finish(self, choice: dict[str, Any], stop: Sequence[str]) -> Completion:
-        """As :func:`autorl_hf.generation._finish`: cut at EOS, decode, cut at a stop string."""
+    def _finish(self, choice: dict[str, Any], stop: Sequence[str], cut_row: bool) -> Completion:
+        """As :func:`autorl_hf.generation._finish`: cut at EOS, decode, cut at a stop string.
+        ``cut_row``: the engine had only some of the stop strings, so the row is first cut
+        where the transformers path would have stopped generating it."""
         row = list(choice.get("token_ids") or [])
         end = next((i for i, t in enumerate(row) if t in self.eos), None)
+        if cut_row:
+            stopped_at = stop_count(self.tokenizer, row if end is None else row[:end], stop)
+            if stopped_at is not None:
+                row, end = row[:stopped_at], None
         if end is not None:
             kept, count, finish = row[:end], end + 1, "eos"
         else:

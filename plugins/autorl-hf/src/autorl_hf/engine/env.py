@@ -214,3 +214,14 @@ def build_engine(*, force: bool = False, echo: Callable[[str], None] | None = No
         found = find_engine()
         assert found is not None
         return found
+
+
+if __name__ == "__main__":
+    # `make setup-engine` builds the environment with the system Python (stdlib only, beside
+    # the harness venv's pip install: PYTHONPATH names this package and core), then runs
+    # `autorl engine prepare`, which finds it built and measures the precision.
+    try:
+        build_engine(echo=print)
+    except EngineUnavailable as err:
+        print(f"error: {err}")
+        raise SystemExit(err.exit_code) from None
