@@ -32,6 +32,7 @@ E2E_PATHS = (
     "plugins/autorl-hf/tests/test_engine.py",  # the vLLM CPU engine
     "plugins/autorl-driver-vllm/tests/test_cpu_engine_driver.py",  # a model served on it
     "tests/test_run_on_engine.py",  # a run graded by it
+    "tests/test_evaluators_on_engine.py",  # the code and judge evaluators on it
 )
 
 GROUP_BY_FIXTURE = {"autorl_run": "analysis-runs"}
@@ -39,6 +40,7 @@ GROUP_BY_PATH = {
     "plugins/autorl-hf/tests/test_engine.py": "vllm-engine",
     "plugins/autorl-driver-vllm/tests/test_cpu_engine_driver.py": "vllm-engine",
     "tests/test_run_on_engine.py": "vllm-engine",
+    "tests/test_evaluators_on_engine.py": "vllm-engine",
 }
 SHARED_SCOPES = frozenset({"module", "class", "package"})
 

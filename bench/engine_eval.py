@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for _round in range(args.rounds):
             for kind in kinds:
+                engine = getattr(generators[kind], "_engine", None)
+                if engine is not None:  # a round generates; it does not read the last one's cache
+                    engine.server.reset_prefix_cache()
                 started = time.perf_counter()
                 done = generators[kind].completions(
                     prompts, max_new_tokens=args.max_new_tokens, batch_size=len(prompts)

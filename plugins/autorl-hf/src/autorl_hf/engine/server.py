@@ -31,6 +31,11 @@ from autorl.text import sanitize
 from autorl_hf.engine.env import EngineEnv, EngineUnavailable, require_engine
 
 PRECISIONS = {"fp32": "float32", "bf16": "bfloat16"}
+BLOCK_SIZE = 32
+"""Tokens per KV-cache block. The prefix cache reuses whole blocks only, and vLLM CPU's default
+block is 128 tokens: a multi-turn episode's next prompt recomputed up to 127 tokens of the
+turn before. WebShop's 40 sessions (SmolLM2, fp32, one run each, same actions): 262.4 s at 128,
+220.6 s at 32; 16 did not start (the CPU backend wants multiples of 32). docs/engine.md."""
 _LIFELINES: set[int] = set()
 """Write ends of the live engines' lifeline pipes: a forked child (multiprocessing's fork,
 ``os.fork``) closes them at once, so only this process keeps its engines alive."""
@@ -129,6 +134,7 @@ class EngineServer:
             "--model", str(self.model_dir), "--served-model-name", served_name,
             "--uds", str(self.socket),
             "--enforce-eager",  # the compiled mode spent 85-110 s compiling, no faster here
+            "--block-size", str(BLOCK_SIZE),
             "--dtype", PRECISIONS[precision],
             "--seed", "0",
             "--disable-uvicorn-access-log",
@@ -225,12 +231,16 @@ class EngineServer:
                 f"the engine could not load the weights of {path} "
                 f"({response.status_code}): {sanitize(response.text, 500)}"
             )
+        self.reset_prefix_cache()
+        return time.monotonic() - started
+
+    def reset_prefix_cache(self) -> None:
+        """Forget every cached prefix (after new weights; a bench's next round)."""
         reset = self.client.post("/reset_prefix_cache", timeout=LOAD_TIMEOUT_S)
         if reset.status_code != 200 or not reset.json().get("success"):
             raise RuntimeError(
                 f"the engine did not empty its prefix cache: {sanitize(reset.text, 300)}"
             )
-        return time.monotonic() - started
 
     def complete(self, prompt_ids: list[int], **params: Any) -> dict[str, Any]:
         """One completion request with token ids in; the first choice, token ids included."""
