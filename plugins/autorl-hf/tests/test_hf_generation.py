@@ -146,3 +146,37 @@ def test_right_padding_tokenizers_still_batch_correctly(tiny_dir: Path) -> None:
     prompts = [chat(q) for q in QUESTIONS]
     batched = generate(model, tokenizer, prompts, max_new_tokens=16, batch_size=6)
     assert batched == generate_one_by_one(model, tokenizer, prompts, max_new_tokens=16)
+
+
+def test_the_engines_cut_rows_end_where_the_transformers_path_stops(
+    tiny: tuple[Any, Any],
+) -> None:
+    """An engine given only some of the stop strings generates on past the others; the
+    backend's :func:`finish_row` cuts the row where the transformers path's stopping criterion
+    ended it: the same text, token count and finish reason, whichever stop, EOS or the token
+    limit came first. Stops are taken from the tiny model's own greedy outputs, so they hit
+    at different points; one prompt at a time (batch padding adds a known token count skew)."""
+    from autorl_hf.engine.backend import finish_row
+    from autorl_hf.generation import eos_ids, render
+
+    model, tokenizer = tiny
+    prompts = [chat(q) for q in QUESTIONS]
+    eos = eos_ids(model, tokenizer)
+    rows = []
+    for prompt in prompts:  # the engine's rows: greedy, no stop strings, to the token limit
+        ids = tokenizer(render(tokenizer, prompt), return_tensors="pt", add_special_tokens=False)
+        out = model.generate(**ids, max_new_tokens=32, do_sample=False)
+        rows.append(out[0, ids["input_ids"].shape[1] :].tolist())
+    texts = [tokenizer.decode(r, skip_special_tokens=True) for r in rows]
+    stops = sorted({t[len(t) // 2 : len(t) // 2 + 3] for t in texts if len(t) > 8})[:5]
+    stops.append("never in any output \x00")
+    want = generate_completions(
+        model, tokenizer, prompts, max_new_tokens=32, batch_size=1, stop=stops
+    )
+    got = [
+        finish_row(tokenizer, eos, row, stops, cut_row=True, stopped_by_engine=False)
+        for row in rows
+    ]
+    assert got == want
+    assert {c.finish for c in want} >= {"stop"}, want  # the stops did end rows
+    assert any(c.tokens < len(r) for c, r in zip(got, rows, strict=True))  # and cut them

@@ -2728,7 +2728,8 @@ def grader_conn_flood(run: Run, dl: Deadline) -> Result:
     held: list[socket.socket] = []
     stopped = ""
     try:
-        while len(held) < wanted and dl.left() > wait + 30:
+        # room kept for the submit during the flood and the two probes after it (first tries)
+        while len(held) < wanted and dl.left() > 2 * wait + 60:
             family = socket.AF_INET6 if ":" in run.api.host else socket.AF_INET
             try:
                 sock = socket.socket(family)
@@ -2758,10 +2759,11 @@ def grader_conn_flood(run: Run, dl: Deadline) -> Result:
             with contextlib.suppress(OSError):
                 sock.close()
     # the relays the flood filled end as their connections close: on a loaded host that takes
-    # a moment, so each probe afterwards gets the same window (RECOVERY_TRIES, a second apart)
-    after, after_tries = _recovered(lambda: run.api.request("GET", "/budget", timeout=10))
+    # a moment, so a failed probe afterwards is tried again (RECOVERY_TRIES, a second apart),
+    # never past the attack's deadline: a grader that stays hung is still a verdict, not a timeout
+    after, after_tries = _recovered(lambda: run.api.request("GET", "/budget", timeout=10), dl, 10)
     resubmit, resubmit_tries = _recovered(
-        lambda: run.api.submit(f"output/{target.name}", wait=False, timeout=wait)
+        lambda: run.api.submit(f"output/{target.name}", wait=False, timeout=wait), dl, wait
     )
     facts = (
         f"{len(held)} of {wanted} connections held{'; then ' + stopped if stopped else ''}; "
@@ -2787,18 +2789,21 @@ def grader_conn_flood(run: Run, dl: Deadline) -> Result:
 RECOVERY_TRIES = 10
 
 
-def _recovered(call: Callable[[], Any]) -> tuple[Any, int]:
-    """``call()``'s status, tried up to :data:`RECOVERY_TRIES` times a second apart while the
-    connection fails; with the try that answered, or the last failure's errno name (a string:
-    never taken for an answer) and the tries spent."""
-    outcome: Any = None
-    for tries in range(1, RECOVERY_TRIES + 1):
+def _recovered(call: Callable[[], Any], dl: Deadline, timeout: float) -> tuple[Any, int]:
+    """``call()``'s status and the try that answered; after a failure (refused, reset, timed
+    out) tried again a second later, up to :data:`RECOVERY_TRIES` times, while the attack's
+    deadline leaves room for another call of ``timeout`` seconds. Otherwise the last failure's
+    errno name (a string: never taken for an answer) and the tries spent."""
+    tries = 0
+    while True:
+        tries += 1
         try:
             return call().status, tries
         except (OSError, http.client.HTTPException) as exc:
             outcome = errno_name(exc)
+        if tries >= RECOVERY_TRIES or dl.left() < timeout + 5:
+            return outcome, tries
         time.sleep(1)
-    return outcome, RECOVERY_TRIES
 
 
 def _gateway() -> tuple[str, int, str] | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from autorl_hf.engine.env import EngineUnavailable, require_engine
-from autorl_hf.engine.server import EngineServer
+from autorl_hf.engine.server import MAX_STOP_STRINGS, EngineServer
 from autorl_hf.generation import (
     Completion,
     ProgressFn,
@@ -28,9 +28,6 @@ from autorl_hf.generation import (
     encode,
     stop_count,
 )
-
-MAX_SERVER_STOPS = 4
-"""Stop strings vLLM's completions API accepts in one request (its schema refuses more)."""
 
 
 def eos_ids_of(path: Path, tokenizer: Any) -> set[int]:
@@ -67,6 +64,34 @@ def check_shapes(path: Path) -> None:
             f"(its CPU attention kernels take {', '.join(map(str, HEAD_SIZES))})",
             hint="use --engine transformers (or auto) for this model",
         )
+
+
+def finish_row(
+    tokenizer: Any,
+    eos: set[int],
+    row: list[int],
+    stop: Sequence[str],
+    *,
+    cut_row: bool,
+    stopped_by_engine: bool,
+) -> Completion:
+    """As :func:`autorl_hf.generation._finish`: cut at EOS, decode, cut at a stop string.
+    ``cut_row``: the engine had only some of the stop strings, so the row is first cut where the
+    transformers path would have stopped generating it (:func:`stop_count`).
+    ``stopped_by_engine``: the engine ended the row on a stop string (its finish reason)."""
+    end = next((i for i, t in enumerate(row) if t in eos), None)
+    if cut_row:
+        stopped_at = stop_count(tokenizer, row if end is None else row[:end], stop)
+        if stopped_at is not None:
+            row, end = row[:stopped_at], None
+    if end is not None:
+        kept, count, finish = row[:end], end + 1, "eos"
+    else:
+        kept, count, finish = row, len(row), "length"
+    text, stopped = cut_at_stop(tokenizer.decode(kept, skip_special_tokens=True), stop)
+    if stopped or (end is None and stopped_by_engine):
+        finish = "stop"
+    return Completion(text=text, tokens=count, finish=finish)
 
 
 class CPUEngineBackend(TokenEngine):
@@ -119,10 +144,10 @@ class CPUEngineBackend(TokenEngine):
     ) -> list[Completion]:
         check_request(encoded, sampling.max_new_tokens, sampling.temperature)
         stops = [s for s in sampling.stop if s]
-        # vLLM's API takes at most MAX_SERVER_STOPS stop strings (HumanEval's protocol has
-        # six): any of them ends a completion at or after the first of all of them, so the
-        # engine stops early on those and the cut below finds where every one ends it
-        server_stops = stops[:MAX_SERVER_STOPS]
+        # a request carries at most MAX_STOP_STRINGS: any of them ends a completion at or
+        # after the first of all of them, so past that many the engine stops early on those
+        # and the cut below finds where every one ends it
+        server_stops = stops[:MAX_STOP_STRINGS]
         params = [
             {
                 "max_tokens": sampling.max_new_tokens,
@@ -139,26 +164,17 @@ class CPUEngineBackend(TokenEngine):
         ]
         choices = self.server.complete_many(encoded, params, progress)
         cut_rows = len(stops) > len(server_stops)
-        return [self._finish(choice, stops, cut_rows) for choice in choices]
-
-    def _finish(self, choice: dict[str, Any], stop: Sequence[str], cut_row: bool) -> Completion:
-        """As :func:`autorl_hf.generation._finish`: cut at EOS, decode, cut at a stop string.
-        ``cut_row``: the engine had only some of the stop strings, so the row is first cut
-        where the transformers path would have stopped generating it."""
-        row = list(choice.get("token_ids") or [])
-        end = next((i for i, t in enumerate(row) if t in self.eos), None)
-        if cut_row:
-            stopped_at = stop_count(self.tokenizer, row if end is None else row[:end], stop)
-            if stopped_at is not None:
-                row, end = row[:stopped_at], None
-        if end is not None:
-            kept, count, finish = row[:end], end + 1, "eos"
-        else:
-            kept, count, finish = row, len(row), "length"
-        text, stopped = cut_at_stop(self.tokenizer.decode(kept, skip_special_tokens=True), stop)
-        if stopped or (end is None and choice.get("finish_reason") == "stop"):
-            finish = "stop"
-        return Completion(text=text, tokens=count, finish=finish)
+        return [
+            finish_row(
+                self.tokenizer,
+                self.eos,
+                list(choice.get("token_ids") or []),
+                stops,
+                cut_row=cut_rows,
+                stopped_by_engine=choice.get("finish_reason") == "stop",
+            )
+            for choice in choices
+        ]
 
     def load(self, path: Path) -> None:
         """Serve ``path``'s weights from now on (engine.pool checked that its frame, the

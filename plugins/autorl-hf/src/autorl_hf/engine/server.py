@@ -31,6 +31,9 @@ from autorl.text import sanitize
 from autorl_hf.engine.env import EngineEnv, EngineUnavailable, require_engine
 
 PRECISIONS = {"fp32": "float32", "bf16": "bfloat16"}
+MAX_STOP_STRINGS = 16
+"""Stop strings one request may carry (``VLLM_MAX_STOP_STRINGS``; vLLM's default, 4, refused
+HumanEval's six with a 400). More still work: the backend cuts the rest itself."""
 BLOCK_SIZE = 32
 """Tokens per KV-cache block. The prefix cache reuses whole blocks only, and vLLM CPU's default
 block is 128 tokens: a multi-turn episode's next prompt recomputed up to 127 tokens of the
@@ -86,6 +89,7 @@ def engine_environ(*, kv_cache_gib: int, reserved_cpus: int, workdir: Path) -> d
         VLLM_CPU_NUM_OF_RESERVED_CPU=env.get("VLLM_CPU_NUM_OF_RESERVED_CPU", str(reserved_cpus)),
         VLLM_CPU_OMP_THREADS_BIND=env.get("VLLM_CPU_OMP_THREADS_BIND", "auto"),
         VLLM_LOGGING_LEVEL=env.get("VLLM_LOGGING_LEVEL", "INFO"),
+        VLLM_MAX_STOP_STRINGS=str(MAX_STOP_STRINGS),
     )
     return env
 
