@@ -1,10 +1,10 @@
-"""The ``code`` and ``judge`` evaluators generate on the vLLM CPU engine (fp32) exactly what they
-generate on the transformers path: HumanEval's completions (and so which programs pass) and
-AlpacaEval's answers to judge, SmolLM2 through each task's own contract, each evaluation
-recording the engine that generated. The ``exact`` and ``rollout`` evaluators run on the engine
-in whole runs (``test_run_on_engine.py``, the driver's react run); these two had not.
+"""The ``exact``, ``code`` and ``judge`` evaluators generate on the vLLM CPU engine (fp32)
+exactly what they generate on the transformers path: GSM8K's answers, HumanEval's completions
+(and so which programs pass) and AlpacaEval's answers to judge, SmolLM2 through each task's own
+contract, each evaluation recording the engine that generated. The ``rollout`` evaluator runs
+on the engine in a whole run (``test_run_on_engine.py``).
 
-One engine serves both evaluators here (the first hands it back idle, the second takes it:
+One engine serves the three evaluators here (the first hands it back idle, the second takes it:
 ``autorl_hf.engine.pool``). Needs the engine environment (``autorl engine prepare``; ``make
 test`` builds it and sets ``AUTORL_REQUIRE_ENGINE=1``).
 """
@@ -67,6 +67,48 @@ def on_each_path(evaluate: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, An
 
 def details(result: Any) -> list[dict[str, Any]]:
     return [json.loads(line) for line in result.details_path.read_text().splitlines()]
+
+
+def test_gsm8k_answers_and_marks_are_the_same_on_the_engine(
+    smollm2_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autorl_evaluator_exact.contract import ANSWER
+    from autorl_evaluator_exact.evaluator import ExactMatchEvaluator
+    from autorl_task_gsm8k.task import CONTRACT, EVALUATOR_CONFIG
+
+    eval_path = tmp_path / "eval.jsonl"
+    eval_path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "question": f"Tom has {a} apples and buys {b} more. How many now?",
+                    "answer": str(a + b),
+                }
+            )
+            + "\n"
+            for a, b in [(3, 4), (12, 9), (25, 17), (7, 8), (40, 2)]
+        )
+    )
+    config = {**EVALUATOR_CONFIG, "max_new_tokens": 48, "device": "cpu"}
+
+    def evaluate(backend: str) -> Any:
+        return ExactMatchEvaluator().evaluate(
+            EvalRequest(
+                model_dir=smollm2_dir,
+                eval_path=eval_path,
+                config=config,
+                work_dir=tmp_path / backend,
+                contract=load_contract(ANSWER, CONTRACT),
+            )
+        )
+
+    results = on_each_path(evaluate, monkeypatch)
+    plain, engine = results["transformers"], results["vllm-cpu"]
+    assert engine.metrics["engine"] == FP32, engine.metrics["engine"]
+    want, got = details(plain), details(engine)
+    assert [d["output"] for d in got] == [d["output"] for d in want]
+    assert all(d["output"].strip() for d in got), got
+    assert engine.score == plain.score and engine.n == plain.n == 5
 
 
 def test_humaneval_completions_and_verdicts_are_the_same_on_the_engine(

