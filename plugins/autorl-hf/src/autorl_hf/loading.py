@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -53,24 +55,30 @@ def free_cores(cores: int, others: float | None = None) -> int:
 
 class OtherLoad:
     """Cores other processes kept busy since the last reading: the machine's CPU time less this
-    process's, over the wall time between readings (psutil).
+    process's (and ``also_ours()``'s: a vLLM engine's processes), over the wall time between
+    readings (psutil).
 
     Measured over the last batch, it follows the machine within seconds, where the 1-minute
     load average lags a minute behind (and counts this process's own threads): an evaluation
     that started beside a training agent stayed on one thread long after the agent ended (v1 of
     the default run took 436 s to evaluate instead of 163 s)."""
 
-    def __init__(self) -> None:
+    def __init__(self, also_ours: Callable[[], Iterable[int]] | None = None) -> None:
+        self._also_ours = also_ours
         self._last = self._reading()
 
-    @staticmethod
-    def _reading() -> tuple[float, float, float]:
+    def _reading(self) -> tuple[float, float, float]:
         import psutil
 
         machine = psutil.cpu_times()
         busy = sum(machine) - machine.idle - getattr(machine, "iowait", 0.0)
         own = psutil.Process().cpu_times()
-        return time.monotonic(), busy, own.user + own.system
+        ours = own.user + own.system
+        for pid in self._also_ours() if self._also_ours is not None else ():
+            with contextlib.suppress(psutil.Error):
+                times = psutil.Process(pid).cpu_times()
+                ours += times.user + times.system
+        return time.monotonic(), busy, ours
 
     def cores(self, min_interval: float = 0.5) -> float | None:
         """Busy cores elsewhere since the last call; None when too little time has passed."""

@@ -61,6 +61,10 @@ def test_openai_style_tool_calls_are_parsed() -> None:
         ([{"role": "user", "content": "x"}], {"temperature": 3}, "temperature"),
         ([{"role": "user", "content": "x"}], {"top_k": 3}, "unknown chat parameter(s): top_k"),
         ([{"role": "user", "content": "x"}], {"tools": [{"description": "no name"}]}, "tools[0]"),
+        ([{"role": "user", "content": "x"}], {"stop": ["a"] * 17}, "17 stop strings"),
+        ([{"role": "user", "content": "x"}], {"stop": ["a", ""]}, "stop[1]: expected a non-empty"),
+        ([{"role": "user", "content": "x"}], {"stop": ["a" * 257]}, "stop[0]: 257 characters"),
+        ([{"role": "user", "content": "x"}], {"stop": {"a": 1}}, "stop: expected a string or"),
     ],
 )
 def test_bad_requests_say_where(messages: object, params: dict, needle: str) -> None:

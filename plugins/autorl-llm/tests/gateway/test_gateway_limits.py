@@ -80,6 +80,51 @@ def test_a_request_under_the_limit_still_works(gateway: Gateway, tmp_path: Path)
     assert len((tmp_path / "driver_calls.jsonl").read_text().splitlines()) == 1
 
 
+STOP_FIELDS = {
+    "/v1/chat/completions": lambda stops: {"stop": stops},
+    "/v1/messages": lambda stops: {"stop_sequences": stops},
+    "/v1beta/models/m:generateContent": lambda stops: {
+        "generationConfig": {"stopSequences": stops}
+    },
+}
+
+
+def _chat_body(path: str, stops: list[str]) -> dict:
+    if path.startswith("/v1beta"):
+        return {
+            "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+            **STOP_FIELDS[path](stops),
+        }
+    return {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5,
+            **STOP_FIELDS[path](stops)}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", list(STOP_FIELDS))
+def test_a_flood_of_stop_strings_is_refused_before_the_driver(
+    gateway: Gateway, tmp_path: Path, path: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Each generated token is checked against every stop string: 100,000 of them (4 MB, under
+    the body limit) would stall the driver; each API's request is refused with 400 naming the
+    bound, none of them quoted, nothing sent on; sixteen still work."""
+    started = time.monotonic()
+    flood = [f"{MARKER}{i:06d}{'s' * 24}" for i in range(100_000)]
+    r = httpx.post(f"{gateway.url}{path}", json=_chat_body(path, flood), headers=AUTH, timeout=60)
+    assert r.status_code == 400, r.text[:300]
+    assert "100000 stop strings" in r.text and "at most 16" in r.text, r.text[:300]
+    assert MARKER not in r.text and len(r.text) < 1000
+    long = ["x" * 10_000]
+    r = httpx.post(f"{gateway.url}{path}", json=_chat_body(path, long), headers=AUTH, timeout=60)
+    assert r.status_code == 400 and "stop[0]: 10000 characters" in r.text, r.text[:300]
+    assert time.monotonic() - started < 20
+    log = tmp_path / "driver_calls.jsonl"
+    assert not log.exists() or log.stat().st_size == 0
+    fine = [f"END{i}" for i in range(16)]
+    r = httpx.post(f"{gateway.url}{path}", json=_chat_body(path, fine), headers=AUTH, timeout=60)
+    assert r.status_code == 200, r.text[:300]
+    out, err = capfd.readouterr()
+    assert MARKER not in out + err and "Traceback" not in out + err
+
+
 def test_the_limit_is_configurable(tmp_path: Path) -> None:
     with Gateway(scripted(), token=TOKEN, log_path=tmp_path / "c.jsonl", max_body_bytes=100) as gw:
         body = {"model": "m", "messages": [{"role": "user", "content": "a" * 200}]}

@@ -4,6 +4,7 @@ be (``make test`` builds it and sets ``AUTORL_REQUIRE_ENGINE=1``, so CI never sk
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
@@ -24,3 +25,12 @@ needs_engine = pytest.mark.skipif(
     "AUTORL_REQUIRE_ENGINE=1 makes this a failure",
 )
 """Mark a test (or ``pytestmark``) that runs on the engine."""
+
+
+def graded_by(engine: dict[str, Any]) -> dict[str, Any]:
+    """An evaluation's ``metrics.engine`` less the threads the engine computed on, which must be
+    some of this machine's cores: the machine's load decides them (one while an agent trains
+    beside the grader, more when nothing else runs), and the outputs do not depend on them."""
+    threads = engine.get("threads")
+    assert threads and set(threads) <= set(range(1, (os.cpu_count() or 1) + 1)), engine
+    return {k: v for k, v in engine.items() if k != "threads"}

@@ -10,6 +10,7 @@ transformers path's (the parity test pins it); only the forward passes run in th
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +29,11 @@ from autorl_hf.generation import (
     encode,
     stop_count,
 )
+from autorl_hf.loading import OtherLoad, cpu_threads, free_cores
+
+PINNED_BY_USER = ("VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU")
+"""vLLM's own thread settings: when the harness's environment sets either, the engine computes
+as they say, and the grader never changes its threads."""
 
 
 def eos_ids_of(path: Path, tokenizer: Any) -> set[int]:
@@ -108,6 +114,16 @@ class CPUEngineBackend(TokenEngine):
         self.tokenizer = load_tokenizer(self.path)
         self.eos = eos_ids_of(self.path, self.tokenizer)
         server.setdefault("reloadable", True)  # engine.pool loads the next checkpoint into it
+        # A grader's engine starts on every core this process may use and gives one back
+        # while other processes keep the machine busy (an agent training beside it): measured
+        # before each batch, as the transformers path retunes its threads (free_cores).
+        self.cores = cpu_threads()
+        self.threads_used: set[int] = set()
+        self._load: OtherLoad | None = None
+        adaptive = server["reloadable"] and "reserved_cpus" not in server
+        if adaptive and not any(name in os.environ for name in PINNED_BY_USER):
+            server["reserved_cpus"] = max(0, _allowed_cpus() - self.cores)
+            self._load = OtherLoad(also_ours=self._engine_pids)  # from before the start
         self.server = EngineServer(self.path, precision=precision, **server)
         self.load_seconds: list[float] = []
         self.precision = precision
@@ -130,19 +146,42 @@ class CPUEngineBackend(TokenEngine):
         ids = encode(self.tokenizer, "Hello")
         return ids[0] if ids else 0
 
+    def _engine_pids(self) -> list[int]:
+        server = getattr(self, "server", None)
+        return server.group_pids() if server is not None else []
+
+    def retune(self) -> int | None:
+        """Before a batch: the engine's threads set to the cores nothing else kept busy since
+        the last batch (at least one); the count, None where the grader does not set it."""
+        if self._load is None:
+            return None
+        others = self._load.cores()
+        if others is not None or self.server.threads is None:
+            wanted = free_cores(self.cores, others if others is not None else 0.0)
+            if wanted != self.server.threads:
+                self.server.set_threads(wanted)
+        assert self.server.threads is not None
+        self.threads_used.add(self.server.threads)
+        return self.server.threads
+
     @property
-    def info(self) -> dict[str, str]:
-        """What the manifest records: engine, version, precision."""
-        return {
+    def info(self) -> dict[str, Any]:
+        """What the manifest records: engine, version, precision (and the threads the model
+        computed on, where the grader set them: outputs do not depend on them)."""
+        info: dict[str, Any] = {
             "name": self.name,
             "version": self.server.engine.version,
             "precision": self.precision,
         }
+        if self.threads_used:
+            info["threads"] = sorted(self.threads_used)
+        return info
 
     def _complete(
         self, encoded: list[list[int]], sampling: Sampling, progress: ProgressFn | None
     ) -> list[Completion]:
         check_request(encoded, sampling.max_new_tokens, sampling.temperature)
+        self.retune()
         stops = [s for s in sampling.stop if s]
         # a request carries at most MAX_STOP_STRINGS: any of them ends a completion at or
         # after the first of all of them, so past that many the engine stops early on those
@@ -188,3 +227,11 @@ class CPUEngineBackend(TokenEngine):
 
     def close(self) -> None:
         self.server.close()
+
+
+def _allowed_cpus() -> int:
+    """The CPUs this process may run on (vLLM binds within them)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)

@@ -152,6 +152,8 @@ class EngineServer:
             command += ["--worker-extension-cls", WORKER_EXTENSION]
             environ.update(VLLM_SERVER_DEV_MODE="1", PYTHONPATH=str(WORKER_DIR))
         self.reloadable = reloadable
+        self.threads: int | None = None
+        """The worker's OpenMP threads once :meth:`set_threads` set them (unknown before)."""
         self.command = command + [str(a) for a in extra_args]
         started = time.monotonic()
         with open(self.log_path, "wb") as log:
@@ -220,23 +222,44 @@ class EngineServer:
         checks, :func:`autorl_hf.engine.pool.frame_key`) and empty the prefix cache, whose keys
         and values the old weights computed; the seconds it took. Raises when the engine
         refuses (the caller then starts a fresh engine)."""
+        started = time.monotonic()
+        self._rpc("autorl_load_weights", f"load the weights of {path}", path=str(path))
+        self.reset_prefix_cache()
+        return time.monotonic() - started
+
+    def set_threads(self, threads: int) -> int:
+        """Compute on ``threads`` OpenMP threads from the next batch on; the count now. The
+        engine's worker is bound to its cores at start-up: fewer threads leave the last of
+        them free (for an agent training beside the grader), more take them back."""
+        self.threads = int(self._rpc("autorl_set_threads", "set its threads", threads=threads))
+        return self.threads
+
+    def _rpc(self, method: str, what: str, **kwargs: Any) -> Any:
+        """Call our worker extension's ``method`` (a reloadable engine's only); its result."""
         if not self.reloadable:
             raise RuntimeError("this engine was started without reloadable=True")
-        started = time.monotonic()
         response = self.client.post(
-            "/collective_rpc",
-            json={"method": "autorl_load_weights", "kwargs": {"path": str(path)}},
-            timeout=LOAD_TIMEOUT_S,
+            "/collective_rpc", json={"method": method, "kwargs": kwargs}, timeout=LOAD_TIMEOUT_S
         )
         # the engine's error can quote the submitted files (tensor names): inert and bounded
         # before it reaches the harness's log and terminal
         if response.status_code != 200:
             raise RuntimeError(
-                f"the engine could not load the weights of {path} "
-                f"({response.status_code}): {sanitize(response.text, 500)}"
+                f"the engine could not {what} ({response.status_code}): "
+                f"{sanitize(response.text, 500)}"
             )
-        self.reset_prefix_cache()
-        return time.monotonic() - started
+        return response.json()["results"][0]
+
+    def group_pids(self) -> list[int]:
+        """The engine's processes: the lifeline and everything under it (whose CPU is ours,
+        not another process's, when the grader measures what else keeps the machine busy)."""
+        import psutil
+
+        try:
+            leader = psutil.Process(self.pid)
+            return [leader.pid, *(p.pid for p in leader.children(recursive=True))]
+        except psutil.Error:
+            return []
 
     def reset_prefix_cache(self) -> None:
         """Forget every cached prefix (after new weights; a bench's next round)."""

@@ -23,6 +23,12 @@ from autorl_llm.drivers.errors import DriverRequestError
 
 ROLES = ("user", "assistant", "tool")
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "error")
+MAX_STOP_STRINGS = 16
+MAX_STOP_CHARS = 256
+"""Bounds on a request's stop strings. Every generated token is checked against each one (the
+local drivers' stopping criterion), so an unbounded list (an 8 MiB body holds ~100,000) let one
+request stall the driver an agent shares with nobody but the harness; vLLM takes 16 per request
+as the grader's engine starts it, OpenAI 4 (its own 400 says so)."""
 
 
 def _where(index: int) -> str:
@@ -164,6 +170,33 @@ def _normalise_tool(tool: Any, index: int) -> dict[str, Any]:
     }
 
 
+def _stop_strings(raw: Any) -> tuple[str, ...] | None:
+    """``stop`` checked: a string or a list of at most :data:`MAX_STOP_STRINGS` non-empty
+    strings of at most :data:`MAX_STOP_CHARS` characters; the error quotes none of them whole
+    (an agent's input, bounded before it reaches a log)."""
+    hint = (
+        f"give at most {MAX_STOP_STRINGS} non-empty stop strings of at most "
+        f"{MAX_STOP_CHARS} characters each"
+    )
+    if isinstance(raw, (bytes, Mapping)) or not isinstance(raw, (str, Sequence)):
+        raise DriverRequestError(
+            f"stop: expected a string or a list of strings, got {type(raw).__name__}", hint=hint
+        )
+    stop = (raw,) if isinstance(raw, str) else tuple(raw)
+    if len(stop) > MAX_STOP_STRINGS:
+        raise DriverRequestError(f"stop: {len(stop)} stop strings", hint=hint)
+    for i, item in enumerate(stop):
+        if not isinstance(item, str) or not item:
+            raise DriverRequestError(
+                f"stop[{i}]: expected a non-empty string, got {type(item).__name__}"
+                + (" ''" if item == "" else ""),
+                hint=hint,
+            )
+        if len(item) > MAX_STOP_CHARS:
+            raise DriverRequestError(f"stop[{i}]: {len(item)} characters", hint=hint)
+    return stop or None
+
+
 @dataclass(frozen=True)
 class ChatRequest:
     """What a caller asks any driver; validated and normalised on construction."""
@@ -219,10 +252,7 @@ class ChatRequest:
                 tuple(_normalise_tool(t, i) for i, t in enumerate(self.tools)) or None,
             )
         if self.stop is not None:
-            stop = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop)
-            if not all(isinstance(s, str) and s for s in stop):
-                raise DriverRequestError(f"stop: expected non-empty strings, got {self.stop!r}")
-            set_(self, "stop", stop or None)
+            set_(self, "stop", _stop_strings(self.stop))
         if not isinstance(self.metadata, Mapping):
             raise DriverRequestError("metadata: expected an object")
 

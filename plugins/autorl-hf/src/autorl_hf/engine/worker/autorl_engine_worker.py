@@ -9,6 +9,10 @@ load itself keeps the packed copy its matrix-product kernel made at start-up: th
 tied to the embedding (SmolLM2) went on computing logits with the old embedding (outputs
 differed from a fresh engine's over the same weights). So every linear layer that still holds
 its weight gets its kernel made again from it.
+
+And the number of threads the model computes on, changed between batches: vLLM fixes it at
+start-up (and makes ``torch.set_num_threads`` a no-op), but an engine that has every core while
+nothing else runs must give one back when an agent trains beside it.
 """
 
 from __future__ import annotations
@@ -36,3 +40,11 @@ class WeightLoader:
                 dispatch_cpu_unquantized_gemm(module, remove_weight=False)
                 remade += 1
         return remade
+
+    def autorl_set_threads(self, threads: int) -> int:
+        """Compute on ``threads`` OpenMP threads from the next batch on (the process keeps the
+        cores vLLM bound it to; fewer threads leave the last ones free); the count now."""
+        import torch
+
+        torch._C.set_num_threads(max(1, int(threads)))  # vLLM's patch skips torch's own
+        return int(torch.get_num_threads())
