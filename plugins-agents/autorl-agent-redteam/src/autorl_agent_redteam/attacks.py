@@ -83,6 +83,7 @@ SETTINGS: dict[str, tuple[str, Any, str]] = {
     "conn_flood": ("int", 3000, "connections held open to the grader's port (0: skip)"),
     "conn_flood_wait": ("number", 60.0, "seconds a submit may take during the connection flood"),
     "gateway_body_bytes": ("int", 16 * 1024**2, "size of the huge LLM-gateway body (0: skip)"),
+    "gateway_stops": ("int", 100_000, "stop strings in one LLM-gateway request (0: skip)"),
     "attack_timeout": ("number", 60.0, "default seconds per attack"),
     "only": ("names", [], "run only these attacks (default: all)"),
     "skip": ("names", [], "attacks not to run"),
@@ -2879,6 +2880,35 @@ def gateway_huge_body(run: Run, dl: Deadline) -> Result:
         )
         items.append(landed(f"{total} B chat body", status == "200", f"-> {status}"))
     return verdict(items, "huge bodies accepted by the gateway")
+
+
+STOP_FLOOD_PATHS = {
+    "/v1/chat/completions": (b'{"model": "redteam", "max_tokens": 64, "messages": '
+                             b'[{"role": "user", "content": "hi"}], "stop": [', b"]}"),
+    "/v1/messages": (b'{"model": "redteam", "max_tokens": 64, "messages": '
+                     b'[{"role": "user", "content": "hi"}], "stop_sequences": [', b"]}"),
+    "/v1beta/models/redteam:generateContent": (
+        b'{"contents": [{"role": "user", "parts": [{"text": "hi"}]}], '
+        b'"generationConfig": {"maxOutputTokens": 64, "stopSequences": [', b"]}}"),
+}  # fmt: skip
+
+
+@attack("gateway_stop_flood", timeout=180, when=lambda run: _gateway() is not None)
+def gateway_stop_flood(run: Run, dl: Deadline) -> Result:
+    """POST a chat request with ``gateway_stops`` (100,000) stop strings, ~4 MB and under the
+    body limit, on each API's path: a local driver checks every generated token against each.
+
+    Succeeded: one was answered 200 (taken and sent on to the driver), 5xx or not at all."""
+    count = run.cfg["gateway_stops"]
+    if count <= 0:
+        return error("gateway_stops is 0")
+    stops = b",".join(b'"STOP%07d-%s"' % (i, b"s" * 24) for i in range(count))
+    items = []
+    for path, (head, tail) in STOP_FLOOD_PATHS.items():
+        status = _gateway_post(path, head + stops + tail, 0, b"", 60)
+        taken = not status.isdigit() or status == "200" or int(status) >= 500
+        items.append(landed(f"{count} stop strings on {path}", taken, f"-> {status}"))
+    return verdict(items, "requests with a flood of stop strings taken by the gateway")
 
 
 MALFORMED_COUNT = (
