@@ -243,7 +243,7 @@ class _Busy:
     def __init__(self, cores: float) -> None:
         self.value = cores
 
-    def cores(self) -> float:
+    def cores(self, min_interval: float = 0.5) -> float:
         return self.value
 
 
@@ -268,6 +268,7 @@ def test_fp32_greedy_outputs_equal_the_transformers_path(smollm2_dir: Path) -> N
         # and takes them again: the worker computes on one thread, then on every core, and
         # the outputs stay the same (what OtherLoad measured, given here)
         backend = engine._engine
+        assert backend.adaptive and backend.server.threads in range(1, backend.cores + 1)
         backend._load = _Busy(float(backend.cores))
         one_thread = engine.completions(prompts, max_new_tokens=48, stop=stop)
         assert backend.server.threads == 1

@@ -215,10 +215,18 @@ def _left_pad(rows: list[list[int]], pad_id: int) -> Any:
     return BatchEncoding({"input_ids": ids, "attention_mask": mask})
 
 
-def _finish(
-    tokenizer: Any, row: list[int], eos: set[int], pad_id: int | None, stop: Sequence[str]
+def finish_completion(
+    tokenizer: Any,
+    row: list[int],
+    eos: set[int],
+    pad_id: int | None,
+    stop: Sequence[str],
+    *,
+    stopped: bool = False,
 ) -> Completion:
-    """Trim a generated row at its EOS (or trailing padding) and decode it."""
+    """Trim a generated row at its EOS (or trailing padding) and decode it. ``stopped``: the
+    row's generator ended it on a stop string (the vLLM engine's finish reason), so a row with
+    no EOS finished on "stop" even where the string is not in the decoded text."""
     end = next((i for i, t in enumerate(row) if t in eos), None)
     if end is not None:
         kept, count, finish = row[:end], end + 1, "eos"
@@ -226,9 +234,9 @@ def _finish(
         count = len(row)
         while count and pad_id is not None and row[count - 1] == pad_id:
             count -= 1
-        kept, finish = row[:count], "length"
-    text, stopped = cut_at_stop(tokenizer.decode(kept, skip_special_tokens=True), stop)
-    return Completion(text=text, tokens=count, finish="stop" if stopped else finish)
+        kept, finish = row[:count], "stop" if stopped else "length"
+    text, cut = cut_at_stop(tokenizer.decode(kept, skip_special_tokens=True), stop)
+    return Completion(text=text, tokens=count, finish="stop" if cut else finish)
 
 
 def generate_completions(
@@ -282,7 +290,7 @@ def generate_completions(
         with torch.inference_mode():
             generated = model.generate(**padded, stopping_criteria=criteria, **options)
         for index, row in zip(batch, generated[:, prompt_len:].tolist(), strict=True):
-            results[index] = _finish(tokenizer, row, eos, pad_id, stop)
+            results[index] = finish_completion(tokenizer, row, eos, pad_id, stop)
         done += len(batch)
         if progress is not None:
             progress(done, len(encoded))

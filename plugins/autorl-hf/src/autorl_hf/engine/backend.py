@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,14 @@ from autorl_hf.generation import (
     TokenEngine,
     check_request,
     collect_eos_ids,
-    cut_at_stop,
     encode,
+    finish_completion,
     stop_count,
 )
 from autorl_hf.loading import OtherLoad, cpu_threads, free_cores
 
+FIRST_READING_S = 0.5
+"""How long the first decision on an engine's threads measures the machine."""
 PINNED_BY_USER = ("VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU")
 """vLLM's own thread settings: when the harness's environment sets either, the engine computes
 as they say, and the grader never changes its threads."""
@@ -81,23 +84,16 @@ def finish_row(
     cut_row: bool,
     stopped_by_engine: bool,
 ) -> Completion:
-    """As :func:`autorl_hf.generation._finish`: cut at EOS, decode, cut at a stop string.
-    ``cut_row``: the engine had only some of the stop strings, so the row is first cut where the
-    transformers path would have stopped generating it (:func:`stop_count`).
-    ``stopped_by_engine``: the engine ended the row on a stop string (its finish reason)."""
-    end = next((i for i, t in enumerate(row) if t in eos), None)
+    """As the transformers path finishes a row (cut at EOS, decode, cut at a stop string; the
+    engine pads nothing). ``cut_row``: the engine had only some of the stop strings, so the row
+    is first cut where the transformers path would have stopped generating it
+    (:func:`stop_count`). ``stopped_by_engine``: the engine ended the row on a stop string."""
     if cut_row:
+        end = next((i for i, t in enumerate(row) if t in eos), None)
         stopped_at = stop_count(tokenizer, row if end is None else row[:end], stop)
         if stopped_at is not None:
-            row, end = row[:stopped_at], None
-    if end is not None:
-        kept, count, finish = row[:end], end + 1, "eos"
-    else:
-        kept, count, finish = row, len(row), "length"
-    text, stopped = cut_at_stop(tokenizer.decode(kept, skip_special_tokens=True), stop)
-    if stopped or (end is None and stopped_by_engine):
-        finish = "stop"
-    return Completion(text=text, tokens=count, finish=finish)
+            row = row[:stopped_at]
+    return finish_completion(tokenizer, row, eos, None, stop, stopped=stopped_by_engine)
 
 
 class CPUEngineBackend(TokenEngine):
@@ -121,9 +117,9 @@ class CPUEngineBackend(TokenEngine):
         self.threads_used: set[int] = set()
         self._load: OtherLoad | None = None
         adaptive = server["reloadable"] and "reserved_cpus" not in server
-        if adaptive and not any(name in os.environ for name in PINNED_BY_USER):
+        self.adaptive = adaptive and not any(name in os.environ for name in PINNED_BY_USER)
+        if self.adaptive:
             server["reserved_cpus"] = max(0, _allowed_cpus() - self.cores)
-            self._load = OtherLoad(also_ours=self._engine_pids)  # from before the start
         self.server = EngineServer(self.path, precision=precision, **server)
         self.load_seconds: list[float] = []
         self.precision = precision
@@ -146,16 +142,20 @@ class CPUEngineBackend(TokenEngine):
         ids = encode(self.tokenizer, "Hello")
         return ids[0] if ids else 0
 
-    def _engine_pids(self) -> list[int]:
-        server = getattr(self, "server", None)
-        return server.group_pids() if server is not None else []
-
     def retune(self) -> int | None:
         """Before a batch: the engine's threads set to the cores nothing else kept busy since
-        the last batch (at least one); the count, None where the grader does not set it."""
-        if self._load is None:
+        the last batch (at least one); the count, None where the grader does not set it.
+
+        The first reading starts here, not before the engine's start: vLLM's start runs
+        short-lived processes of its own that read as other load once they are gone (the
+        default run's first turn went to one thread). With no batch before it, the first
+        decision measures half a second."""
+        if not self.adaptive:
             return None
-        others = self._load.cores()
+        if self._load is None:
+            self._load = OtherLoad(also_ours=self.server.group_pids)
+            time.sleep(FIRST_READING_S)
+        others = self._load.cores(min_interval=FIRST_READING_S)
         if others is not None or self.server.threads is None:
             wanted = free_cores(self.cores, others if others is not None else 0.0)
             if wanted != self.server.threads:
