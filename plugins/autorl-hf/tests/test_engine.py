@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from autorl_hf.engine import env as engine_env
 from autorl_hf.engine.env import EngineUnavailable, find_engine, require_engine
@@ -270,8 +271,16 @@ def test_fp32_greedy_outputs_equal_the_transformers_path(smollm2_dir: Path) -> N
         backend = engine._engine
         assert backend.adaptive and backend.server.threads in range(1, backend.cores + 1)
         backend._load = _Busy(float(backend.cores))
+        worker = next(
+            p
+            for p in psutil.Process(backend.server.pid).children(recursive=True)
+            if "Worker" in p.name()
+        )
+        cpu, started = sum(worker.cpu_times()[:2]), time.monotonic()
         one_thread = engine.completions(prompts, max_new_tokens=48, stop=stop)
+        cores_used = (sum(worker.cpu_times()[:2]) - cpu) / (time.monotonic() - started)
         assert backend.server.threads == 1
+        assert cores_used < 1.4, f"the worker kept {cores_used:.2f} cores busy on one thread"
         backend._load = _Busy(0.0)
         assert backend.retune() == backend.cores
         assert engine.engine["threads"] == sorted({1, backend.cores})

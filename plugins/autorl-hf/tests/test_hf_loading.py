@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,41 @@ def test_busy_machines_get_fewer_threads(monkeypatch: pytest.MonkeyPatch) -> Non
     assert free_cores(2) == 1
     monkeypatch.setattr(os, "getloadavg", lambda: (2.0, 2.0, 2.0))
     assert free_cores(16) == 15
+
+
+@pytest.mark.serial  # reads every other process's CPU: alone, not beside a parallel worker
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_only_the_cpus_this_process_may_use_are_measured() -> None:
+    """A campaign cell pinned to some CPUs: a process spinning on another CPU takes none of
+    its cores (the machine-wide reading said one busy core), one on its own CPU does."""
+    import subprocess
+    import sys
+    import time
+
+    from autorl_hf.loading import OtherLoad
+
+    mine, other = sorted(os.sched_getaffinity(0))[:2]
+    saved = os.sched_getaffinity(0)
+    spin = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
+    os.sched_setaffinity(0, {mine})
+    try:
+        readings = []
+        for cpu in (other, mine):
+            meter = OtherLoad()
+            spinner = subprocess.Popen([sys.executable, "-c", spin, str(cpu)])
+            try:
+                time.sleep(0.3)
+                meter.cores()
+                time.sleep(1.0)
+                readings.append(meter.cores())
+            finally:
+                spinner.kill()
+                spinner.wait()
+    finally:
+        os.sched_setaffinity(0, saved)
+    elsewhere, here = readings
+    assert elsewhere is not None and elsewhere <= 0.4, readings
+    assert here is not None and here >= 0.6, readings
 
 
 @pytest.mark.serial  # reads every other process's CPU: alone, not beside a parallel worker

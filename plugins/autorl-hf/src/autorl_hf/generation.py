@@ -171,7 +171,7 @@ def stop_window(stop: Sequence[str]) -> int:
 def stop_count(tokenizer: Any, row: Sequence[int], stop: Sequence[str]) -> int | None:
     """How many of ``row``'s tokens the transformers path generates before a stop string ends
     it (:func:`_stop_criteria`'s test after each token), or None when none does. For an engine
-    that could not be given every stop string (vLLM takes at most four)."""
+    that could not be given every stop string (the engine takes sixteen per request)."""
     stops = [s for s in stop if s]
     if not stops:
         return None
@@ -455,7 +455,7 @@ class Generator:
         self._pool_key = pool.model_key(self.path, resolved.precision, require_engine().root)
         taken = pool.take(self._pool_key)
         if taken is not None:
-            taken.threads_used.clear()  # this evaluation's, in its record
+            taken.begin_evaluation()
         self._engine = taken or CPUEngineBackend(self.path, precision=resolved.precision)
         if resolved.setting == "auto":  # say what auto chose, and by which numbers
             self._precision = resolved.record()

@@ -22,15 +22,20 @@ def pick_device(device: str = "auto") -> str:
     return device
 
 
+def _affinity() -> list[int] | None:
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return None
+
+
 def cpu_threads() -> int:
     """Cores this process may use (``OMP_NUM_THREADS`` wins): torch can over- or undercount."""
     env = os.environ.get("OMP_NUM_THREADS", "")
     if env.isdigit() and int(env) > 0:
         return int(env)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    cpus = _affinity()
+    return max(1, len(cpus) if cpus is not None else os.cpu_count() or 1)
 
 
 SMALL_MODEL_PARAMS = 20_000_000
@@ -70,8 +75,14 @@ class OtherLoad:
     def _reading(self) -> tuple[float, float, float]:
         import psutil
 
-        machine = psutil.cpu_times()
-        busy = sum(machine) - machine.idle - getattr(machine, "iowait", 0.0)
+        own_cpus = _affinity()
+        if own_cpus is not None and len(own_cpus) < (psutil.cpu_count() or 0):
+            # only the CPUs this process may run on: a busy one elsewhere takes none of ours
+            per_cpu = psutil.cpu_times(percpu=True)
+            machine = [per_cpu[i] for i in own_cpus if i < len(per_cpu)]
+        else:
+            machine = [psutil.cpu_times()]
+        busy = sum(sum(t) - t.idle - getattr(t, "iowait", 0.0) for t in machine)
         own = psutil.Process().cpu_times()
         ours = own.user + own.system
         for pid in self._also_ours() if self._also_ours is not None else ():

@@ -10,6 +10,7 @@ transformers path's (the parity test pins it); only the forward passes run in th
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import time
@@ -32,11 +33,13 @@ from autorl_hf.generation import (
 )
 from autorl_hf.loading import OtherLoad, cpu_threads, free_cores
 
+log = logging.getLogger(__name__)
 FIRST_READING_S = 0.5
 """How long the first decision on an engine's threads measures the machine."""
-PINNED_BY_USER = ("VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU")
-"""vLLM's own thread settings: when the harness's environment sets either, the engine computes
-as they say, and the grader never changes its threads."""
+PINNED_BY_USER = ("VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU", "OMP_NUM_THREADS")
+"""Thread settings of the harness's environment: when it sets any (vLLM's own; a campaign cell's
+``OMP_NUM_THREADS``, beside other cells), the engine computes as vLLM decides from them (one
+core reserved), and the grader never changes its threads."""
 
 
 def eos_ids_of(path: Path, tokenizer: Any) -> set[int]:
@@ -119,7 +122,7 @@ class CPUEngineBackend(TokenEngine):
         adaptive = server["reloadable"] and "reserved_cpus" not in server
         self.adaptive = adaptive and not any(name in os.environ for name in PINNED_BY_USER)
         if self.adaptive:
-            server["reserved_cpus"] = max(0, _allowed_cpus() - self.cores)
+            server["reserved_cpus"] = 0
         self.server = EngineServer(self.path, precision=precision, **server)
         self.load_seconds: list[float] = []
         self.precision = precision
@@ -142,24 +145,39 @@ class CPUEngineBackend(TokenEngine):
         ids = encode(self.tokenizer, "Hello")
         return ids[0] if ids else 0
 
+    def begin_evaluation(self) -> None:
+        """A new evaluation takes this engine (engine.pool): its own record of threads, and a
+        fresh reading of the machine (the last one may span an agent's whole training)."""
+        self.threads_used.clear()
+        self._load = None
+
     def retune(self) -> int | None:
         """Before a batch: the engine's threads set to the cores nothing else kept busy since
         the last batch (at least one); the count, None where the grader does not set it.
 
-        The first reading starts here, not before the engine's start: vLLM's start runs
-        short-lived processes of its own that read as other load once they are gone (the
-        default run's first turn went to one thread). With no batch before it, the first
-        decision measures half a second."""
+        An evaluation's first reading starts here, not before the engine's start: vLLM's start
+        runs short-lived processes of its own that read as other load once they are gone (the
+        default run's first turn went to one thread); it measures half a second. A
+        single-batch evaluation (``exact``, ``code``, ``judge``) decides once; a multi-turn one
+        (``rollout``) before each turn. A failed change is logged and ends the tuning for this
+        engine: threads change speed, never what is graded."""
         if not self.adaptive:
             return None
-        if self._load is None:
-            self._load = OtherLoad(also_ours=self.server.group_pids)
-            time.sleep(FIRST_READING_S)
-        others = self._load.cores(min_interval=FIRST_READING_S)
-        if others is not None or self.server.threads is None:
-            wanted = free_cores(self.cores, others if others is not None else 0.0)
-            if wanted != self.server.threads:
-                self.server.set_threads(wanted)
+        try:
+            if self.server.threads is None:  # vLLM bound one thread per core it took at start
+                self.cores = max(1, min(self.cores, self.server.threads_now()))
+            if self._load is None:
+                self._load = OtherLoad(also_ours=self.server.group_pids)
+                time.sleep(FIRST_READING_S)
+            others = self._load.cores(min_interval=FIRST_READING_S)
+            if others is not None or self.server.threads is None:
+                wanted = free_cores(self.cores, others if others is not None else 0.0)
+                if wanted != self.server.threads:
+                    self.server.set_threads(wanted)
+        except Exception as exc:  # a speed setting: the evaluation goes on
+            log.warning("the engine's threads stay as they are: %s", exc)
+            self.adaptive = False
+            return self.server.threads
         assert self.server.threads is not None
         self.threads_used.add(self.server.threads)
         return self.server.threads
@@ -227,11 +245,3 @@ class CPUEngineBackend(TokenEngine):
 
     def close(self) -> None:
         self.server.close()
-
-
-def _allowed_cpus() -> int:
-    """The CPUs this process may run on (vLLM binds within them)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)

@@ -151,6 +151,10 @@ class EngineServer:
         if reloadable:
             command += ["--worker-extension-cls", WORKER_EXTENSION]
             environ.update(VLLM_SERVER_DEV_MODE="1", PYTHONPATH=str(WORKER_DIR))
+            # vLLM CPU splits a sequence's keys and values across threads when it has few,
+            # which orders attention's sums by the thread count: a grader's engine changes its
+            # threads with the machine's load, so its sums must not depend on them
+            environ.setdefault("VLLM_CPU_ATTN_SPLIT_KV", "0")
         self.reloadable = reloadable
         self.threads: int | None = None
         """The worker's OpenMP threads once :meth:`set_threads` set them (unknown before)."""
@@ -229,10 +233,14 @@ class EngineServer:
 
     def set_threads(self, threads: int) -> int:
         """Compute on ``threads`` OpenMP threads from the next batch on; the count now. The
-        engine's worker is bound to its cores at start-up: fewer threads leave the last of
-        them free (for an agent training beside the grader), more take them back."""
+        worker stays on the cores vLLM bound it to at start-up: fewer threads leave room on
+        them (for an agent training beside the grader), more take it back."""
         self.threads = int(self._rpc("autorl_set_threads", "set its threads", threads=threads))
         return self.threads
+
+    def threads_now(self) -> int:
+        """The worker's OpenMP threads (at start: one per core vLLM bound it to)."""
+        return int(self._rpc("autorl_threads", "say its threads"))
 
     def _rpc(self, method: str, what: str, **kwargs: Any) -> Any:
         """Call our worker extension's ``method`` (a reloadable engine's only); its result."""

@@ -41,9 +41,15 @@ class WeightLoader:
                 remade += 1
         return remade
 
+    def autorl_threads(self) -> int:
+        """The model's OpenMP threads (at start: one per core vLLM bound the worker to)."""
+        import torch
+
+        return int(torch.get_num_threads())
+
     def autorl_set_threads(self, threads: int) -> int:
-        """Compute on ``threads`` OpenMP threads from the next batch on (the process keeps the
-        cores vLLM bound it to; fewer threads leave the last ones free); the count now."""
+        """Compute on ``threads`` OpenMP threads from the next batch on (the worker keeps the
+        cores vLLM bound it to); the count now."""
         import torch
 
         torch._C.set_num_threads(max(1, int(threads)))  # vLLM's patch skips torch's own
